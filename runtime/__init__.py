@@ -1,0 +1,51 @@
+"""Sandboxed execution of snippets, and the boundary between their results and the model.
+
+Public names are loaded on first use, so that ``python -m runtime.worker`` (the lean parent
+that forks workers) imports neither pydantic nor anything else of the host side.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runtime._errors import (
+        ProviderCallError,
+        SandboxClosed,
+        SandboxError,
+        SandboxUnavailable,
+    )
+    from runtime._execution import NAMESPACES, ProviderHost
+    from runtime._models import CompileIssue, ErrorKind, ExecError, ExecResult, Limits, Timings
+    from runtime._render import render_error, render_value
+    from runtime._sandbox import Sandbox
+
+_EXPORTS = {
+    "ProviderCallError": "runtime._errors",
+    "SandboxClosed": "runtime._errors",
+    "SandboxError": "runtime._errors",
+    "SandboxUnavailable": "runtime._errors",
+    "NAMESPACES": "runtime._execution",
+    "ProviderHost": "runtime._execution",
+    "CompileIssue": "runtime._models",
+    "ErrorKind": "runtime._models",
+    "ExecError": "runtime._models",
+    "ExecResult": "runtime._models",
+    "Limits": "runtime._models",
+    "Timings": "runtime._models",
+    "render_error": "runtime._render",
+    "render_value": "runtime._render",
+    "Sandbox": "runtime._sandbox",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'runtime' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

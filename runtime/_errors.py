@@ -1,0 +1,34 @@
+"""Exceptions of the runtime package.
+
+Faults of a snippet are never raised: they come back as an ``ExecResult`` with ``ok=False``
+and a structured ``ExecError``. These exceptions are for the embedding program::
+
+    SandboxError                  base of everything raised by runtime
+    ├── SandboxUnavailable        the worker parent could not start or died
+    ├── SandboxClosed             execute() after close()
+    └── ProviderCallError         raised by a provider to fail one call; becomes ToolError
+                                  inside the snippet, with its ``code`` and ``message``
+"""
+
+from __future__ import annotations
+
+
+class SandboxError(Exception):
+    """Base class of the runtime's exceptions."""
+
+
+class SandboxUnavailable(SandboxError):
+    """The zygote that forks workers could not be started, or died."""
+
+
+class SandboxClosed(SandboxError):
+    """The sandbox was used after ``close()``."""
+
+
+class ProviderCallError(SandboxError):
+    """A provider call failed; the snippet sees ``ToolError(message)`` with ``code``."""
+
+    def __init__(self, message: str, *, code: str = "tool_error") -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code

@@ -1,0 +1,336 @@
+"""Drive one execution on one worker: send the snippet, serve its provider calls, collect
+the result, and turn every way a worker can fail into an ``ExecError``.
+
+The host trusts nothing the worker sends: frames are size-capped before they are read,
+only JSON is parsed, every message is validated, and a worker that breaks the protocol is
+killed. The worker is always killed at the end; it served its one execution.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from runtime._errors import ProviderCallError
+from runtime._models import CompileIssue, ErrorKind, ExecError, ExecResult, Limits, Timings
+from runtime._pool import Worker
+from runtime._render import render_error, render_output
+from runtime.worker import _wire
+
+NAMESPACES = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
+_MAX_FRAME_SLACK = 64 * 1024
+
+
+class ProviderHost(Protocol):
+    """What the runtime needs from whoever serves provider calls."""
+
+    def catalog(self) -> Mapping[str, Sequence[str]]:
+        """Namespace -> names of the callable providers in it (``git.status`` nests)."""
+        ...
+
+    async def call(self, namespace: str, name: str, arguments: dict[str, Any]) -> Any:
+        """Run one call; raise ProviderCallError for a failure the snippet should see."""
+        ...
+
+
+class ProtocolViolation(Exception):
+    """The worker sent something the protocol does not allow."""
+
+
+class _Call(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    op: Literal["call"]
+    id: int
+    ns: str
+    name: str
+    kwargs: dict[str, Any]
+
+
+class _WireError(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    kind: ErrorKind
+    type: str = ""
+    message: str
+    line: int | None = None
+    column: int | None = None
+    limit: float | None = None
+    tool: str | None = None
+    code: str | None = None
+    problems: list[CompileIssue] = []
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    op: Literal["result"]
+    ok: bool
+    value: Any = None
+    logs: str = ""
+    logs_dropped: int = 0
+    calls: int = 0
+    timings: dict[str, float] = {}
+    error: _WireError | None = None
+
+
+async def _read_frame(reader: asyncio.StreamReader, max_bytes: int) -> Any:
+    header = await reader.readexactly(_wire.HEADER.size)
+    length, codec = _wire.HEADER.unpack(header)
+    if length > max_bytes:
+        raise ProtocolViolation(f"the worker sent a {length}-byte message (cap {max_bytes})")
+    body = await reader.readexactly(length)
+    try:
+        return _wire.decode(codec, body, trust_marshal=False)
+    except _wire.WireError as exc:
+        raise ProtocolViolation(str(exc)) from None
+
+
+def _plain(value: Any) -> Any:
+    """Provider results must be plain data; anything else is converted through JSON."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return json.loads(json.dumps(value, default=_wire._json_default))
+
+
+class _Calls:
+    """Serves the worker's provider calls concurrently, within the execution's limits."""
+
+    def __init__(self, providers: ProviderHost, writer: asyncio.StreamWriter, limits: Limits):
+        self._providers = providers
+        self._writer = writer
+        self._limits = limits
+        self._gate = asyncio.Semaphore(limits.max_concurrent_calls)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.count = 0
+
+    def dispatch(self, raw: Any) -> None:
+        try:
+            call = _Call.model_validate(raw)
+        except ValidationError as exc:
+            raise ProtocolViolation(f"malformed provider call: {exc.errors()[0]['msg']}") from None
+        self.count += 1
+        if self.count > self._limits.max_calls:
+            raise ProtocolViolation(f"more than {self._limits.max_calls} provider calls")
+        task = asyncio.get_running_loop().create_task(self._serve(call))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, call: _Call) -> None:
+        async with self._gate:
+            reply = await self._answer(call)
+        try:
+            frame = _wire.encode_marshal(reply)
+        except ValueError:
+            frame = _wire.encode_marshal(
+                _failure(call.id, "bad_result", "the provider returned data that is not plain data")
+            )
+        if not self._writer.is_closing():
+            self._writer.write(frame)
+
+    async def _answer(self, call: _Call) -> dict[str, Any]:
+        qualified = f"{call.ns}.{call.name}"
+        if call.ns not in NAMESPACES:
+            return _failure(call.id, "unknown_namespace", f"{call.ns} is not a namespace")
+        try:
+            value = await self._providers.call(call.ns, call.name, call.kwargs)
+        except ProviderCallError as exc:
+            return _failure(call.id, exc.code, exc.message)
+        except Exception as exc:  # a provider's bug must not take the host down
+            return _failure(
+                call.id, "provider_failed", f"{qualified} failed: {type(exc).__name__}: {exc}"
+            )
+        try:
+            _wire.encode_marshal(value)
+        except ValueError:
+            try:
+                value = _plain(value)
+            except (TypeError, ValueError) as exc:
+                return _failure(
+                    call.id, "bad_result", f"{qualified} returned non-plain data: {exc}"
+                )
+        return {"id": call.id, "ok": True, "value": value}
+
+    async def cancel(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def _failure(call_id: int, code: str, message: str) -> dict[str, Any]:
+    return {"id": call_id, "ok": False, "error": {"code": code, "message": message}}
+
+
+_SIGNAL_REASONS: dict[int, tuple[ErrorKind, str]] = {
+    signal.SIGXCPU: ("timeout", "the snippet used up its CPU time limit"),
+    signal.SIGALRM: ("timeout", "the snippet outlived its wall-clock limit"),
+    signal.SIGSEGV: (
+        "crash",
+        "the worker crashed (segmentation fault), often from very deep recursion",
+    ),
+    signal.SIGKILL: ("crash", "the worker was killed (out of memory?)"),
+    signal.SIGXFSZ: ("policy", "the snippet tried to write a file"),
+}
+
+
+def _crash_error(status: int, limits: Limits) -> ExecError:
+    import os
+
+    if status >= 0 and os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        kind, reason = _SIGNAL_REASONS.get(sig, ("crash", "the worker died"))
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        limit = limits.timeout_s if kind == "timeout" else None
+        return ExecError(
+            kind=kind,
+            type="WorkerDied",
+            message=f"{reason} (signal {name})",
+            limit=limit,
+            hint="the next execution gets a fresh worker",
+        )
+    code = os.WEXITSTATUS(status) if status >= 0 and os.WIFEXITED(status) else None
+    return ExecError(
+        kind="crash",
+        type="WorkerDied",
+        message=f"the worker exited without a result (exit status {code})",
+        hint="the next execution gets a fresh worker",
+    )
+
+
+def _finish(code: str, error: ExecError) -> ExecError:
+    if error.line is not None and error.source_line is None:
+        lines = code.splitlines()
+        if 0 < error.line <= len(lines):
+            error = error.model_copy(update={"source_line": lines[error.line - 1]})
+    if error.hint is None:
+        error = error.model_copy(update={"hint": _HINTS.get(error.kind)})
+    return error
+
+
+_HINTS: dict[str, str] = {
+    "syntax": "fix the syntax; snippets are Python 3.11 run as the body of an async function",
+    "policy": "snippets cannot reach private names, interpreter internals, files or modules "
+    "outside the allowlist",
+    "memory": "process the data in smaller pieces or return less",
+    "timeout": "do less per execution, or raise the timeout",
+}
+
+
+def _failed(
+    code: str,
+    error: ExecError,
+    timings: Timings,
+    *,
+    logs: str = "",
+    dropped: int = 0,
+    calls: int = 0,
+) -> ExecResult:
+    error = _finish(code, error)
+    text = render_error(error)
+    if logs:
+        text += f"\n\n[printed output]\n{logs}"
+    return ExecResult(
+        ok=False,
+        text=text,
+        error=error,
+        timings=timings,
+        logs=logs,
+        logs_dropped=dropped,
+        calls=calls,
+    )
+
+
+async def execute(worker: Worker, code: str, providers: ProviderHost, limits: Limits) -> ExecResult:
+    """Run ``code`` on ``worker`` and return what happened. Never raises for snippet faults."""
+    started = time.perf_counter()
+    reader, writer = worker.reader, worker.writer
+    calls = _Calls(providers, writer, limits)
+    catalog = {ns: list(providers.catalog().get(ns, ())) for ns in NAMESPACES}
+    max_frame = limits.max_result_bytes + limits.output_bytes * 4 + _MAX_FRAME_SLACK
+
+    def timings(compile_ms: float = 0.0, run_ms: float = 0.0) -> Timings:
+        total = (time.perf_counter() - started) * 1000
+        return Timings(compile_ms=compile_ms, run_ms=run_ms, total_ms=total)
+
+    try:
+        writer.write(
+            _wire.encode_marshal(
+                {"op": "exec", "code": code, "limits": limits.wire(), "namespaces": catalog}
+            )
+        )
+        async with asyncio.timeout(limits.timeout_s):
+            while True:
+                message = await _read_frame(reader, max_frame)
+                op = message.get("op") if isinstance(message, dict) else None
+                if op == "call":
+                    calls.dispatch(message)
+                    continue
+                if op != "result":
+                    raise ProtocolViolation(f"unexpected message {str(op)[:40]!r}")
+                try:
+                    result = _Result.model_validate(message)
+                except ValidationError as exc:
+                    raise ProtocolViolation(f"malformed result: {exc.errors()[0]['msg']}") from None
+                spent = timings(
+                    result.timings.get("compile_ms", 0.0), result.timings.get("run_ms", 0.0)
+                )
+                if result.error is not None or not result.ok:
+                    wire = result.error or _WireError(
+                        kind="protocol", message="failed without an error"
+                    )
+                    error = ExecError(
+                        **wire.model_dump(exclude={"problems"}), problems=tuple(wire.problems)
+                    )
+                    return _failed(
+                        code,
+                        error,
+                        spent,
+                        logs=result.logs,
+                        dropped=result.logs_dropped,
+                        calls=calls.count,
+                    )
+                text = render_output(result.value, result.logs, result.logs_dropped)
+                return ExecResult(
+                    ok=True,
+                    text=text,
+                    value=result.value,
+                    logs=result.logs,
+                    logs_dropped=result.logs_dropped,
+                    timings=spent,
+                    calls=calls.count,
+                )
+    except TimeoutError:
+        worker.kill()
+        error = ExecError(
+            kind="timeout",
+            type="TimeoutError",
+            message=f"the snippet ran longer than its {limits.timeout_s:g} s "
+            "wall-clock limit and was stopped",
+            limit=limits.timeout_s,
+        )
+        return _failed(code, error, timings(), calls=calls.count)
+    except ProtocolViolation as exc:
+        worker.kill()
+        error = ExecError(
+            kind="protocol",
+            type="ProtocolError",
+            message=str(exc),
+            hint="the worker was stopped; the next execution gets a fresh one",
+        )
+        return _failed(code, error, timings(), calls=calls.count)
+    except (asyncio.IncompleteReadError, ConnectionError):
+        try:
+            status = await asyncio.wait_for(asyncio.shield(worker.exit_status), 2)
+        except TimeoutError:
+            worker.kill()
+            status = -1
+        return _failed(code, _crash_error(status, limits), timings(), calls=calls.count)
+    finally:
+        worker.kill()
+        await calls.cancel()

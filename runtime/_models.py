@@ -1,0 +1,101 @@
+"""Frozen models of what an execution takes (limits) and gives back (result)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ErrorKind = Literal[
+    "syntax", "policy", "runtime", "tool", "timeout", "memory", "limit", "crash", "protocol"
+]
+
+
+class Limits(BaseModel):
+    """Resource limits of one execution."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    timeout_s: float = Field(30.0, gt=0, le=3600)
+    """Wall-clock seconds before the worker is killed."""
+    memory_mb: int = Field(512, ge=16, le=65536)
+    """Address space the snippet may add to the worker, in MiB."""
+    output_bytes: int = Field(65536, ge=0, le=64 * 1024 * 1024)
+    """Characters of ``print`` output kept; the rest is counted and dropped."""
+    max_result_bytes: int = Field(32 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    """Largest serialized return value the worker may send."""
+    max_calls: int = Field(2000, ge=0, le=1_000_000)
+    """Provider calls one execution may make."""
+    max_concurrent_calls: int = Field(64, ge=1, le=4096)
+    """Provider calls served at once on the host; the rest wait their turn."""
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+class CompileIssue(BaseModel):
+    """One syntax error or policy denial found before the snippet ran."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+
+class ExecError(BaseModel):
+    """Why an execution failed, as data the model (or a program) can act on."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ErrorKind
+    """syntax, policy, runtime, tool, timeout, memory, limit, crash or protocol."""
+    type: str = ""
+    """The exception type name, e.g. ``ZeroDivisionError``."""
+    message: str
+    line: int | None = None
+    """Line of the snippet where it happened, 1-based."""
+    column: int | None = None
+    source_line: str | None = None
+    """The snippet's own line of code at ``line``."""
+    hint: str | None = None
+    """How to fix or work around it."""
+    limit: float | None = None
+    """The value of the limit that was hit, for timeout, memory and limit errors."""
+    tool: str | None = None
+    """For tool errors, the provider call that failed (``tools.read``)."""
+    code: str | None = None
+    """For tool errors, the provider's error code."""
+    problems: tuple[CompileIssue, ...] = ()
+    """Every problem found at compile time (the first is also in the fields above)."""
+
+
+class Timings(BaseModel):
+    """Milliseconds spent in each phase."""
+
+    model_config = ConfigDict(frozen=True)
+
+    compile_ms: float = 0.0
+    run_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class ExecResult(BaseModel):
+    """The outcome of one snippet."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ok: bool
+    text: str
+    """What the model sees: the rendered value and captured output, or the error."""
+    value: Any = None
+    """The returned plain data (str, bytes, int, float, bool, None, list, dict)."""
+    logs: str = ""
+    """Captured ``print`` output, capped at ``Limits.output_bytes``."""
+    logs_dropped: int = 0
+    """Characters of output beyond the cap that were dropped."""
+    error: ExecError | None = None
+    timings: Timings = Timings()
+    calls: int = 0
+    """Provider calls the snippet made."""

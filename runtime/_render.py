@@ -1,0 +1,57 @@
+"""Model-facing text for a value or an error."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from runtime._models import ExecError
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, bytes | bytearray):
+        return {"bytes": len(value), "base64": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return repr(value)
+
+
+def render_value(value: Any) -> str:
+    """Strings as they are; everything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=_json_default)
+
+
+def render_output(value: Any, logs: str, logs_dropped: int) -> str:
+    text = render_value(value)
+    if not logs and not logs_dropped:
+        return text
+    printed = logs
+    if logs_dropped:
+        printed += f"\n[output truncated: {logs_dropped} more characters were dropped]"
+    if value is None:
+        return printed
+    return f"{text}\n\n[printed output]\n{printed}"
+
+
+def render_error(error: ExecError) -> str:
+    """``Type: message (line N)`` then the snippet's line with a caret, then the hint."""
+    head = f"{error.type or error.kind.capitalize() + 'Error'}: {error.message}"
+    if error.line is not None:
+        where = f"line {error.line}"
+        if error.column is not None:
+            where += f", column {error.column}"
+        head += f" ({where})"
+    lines = [head]
+    if error.line is not None and error.source_line is not None:
+        gutter = f"  {error.line} | "
+        lines.append(gutter + error.source_line)
+        if error.column is not None:
+            lines.append(" " * (len(gutter) - 2) + "| " + " " * (error.column - 1) + "^")
+    for extra in error.problems[1:]:
+        lines.append(f"also: {extra.message} (line {extra.line})")
+    if error.hint:
+        lines.append(f"hint: {error.hint}")
+    return "\n".join(lines)

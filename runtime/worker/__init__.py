@@ -1,0 +1,10 @@
+"""The worker side of the sandbox: imports only the standard library and RestrictedPython.
+
+``python -m runtime.worker FD`` starts the zygote that forks one worker per execution.
+The host side lives in :mod:`runtime`; nothing here imports it.
+"""
+
+from runtime.worker._policy import CompileProblem, compile_snippet
+from runtime.worker._wire import WireError
+
+__all__ = ["CompileProblem", "WireError", "compile_snippet"]

@@ -1,0 +1,337 @@
+"""The import allowlist: each allowed module reaches the snippet as a facade.
+
+A facade is not a module. It exposes only the vetted public functions, classes and
+constants listed below; anything else (``uuid.os``, ``json.codecs``, ``datetime.sys``, a
+helper imported from elsewhere) is refused with an error that lists what exists.
+``asyncio`` is rebuilt from small wrappers so no task, future or event loop ever reaches
+the snippet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import bisect
+import collections
+import datetime
+import decimal
+import difflib
+import fractions
+import functools
+import hashlib
+import heapq
+import importlib
+import itertools
+import json
+import math
+import random
+import re
+import statistics
+import textwrap
+import uuid
+from collections.abc import Awaitable, Iterable, Iterator
+from typing import Any
+
+VETTED: dict[str, tuple[str, ...]] = {
+    "json": ("loads", "dumps", "JSONDecodeError"),
+    "re": (
+        "compile",
+        "search",
+        "match",
+        "fullmatch",
+        "findall",
+        "finditer",
+        "sub",
+        "subn",
+        "split",
+        "escape",
+        "error",
+        "Pattern",
+        "Match",
+        "IGNORECASE",
+        "I",
+        "MULTILINE",
+        "M",
+        "DOTALL",
+        "S",
+        "VERBOSE",
+        "X",
+        "ASCII",
+        "A",
+    ),
+    "math": tuple(n for n in dir(math) if not n.startswith("_")),
+    "statistics": (
+        "mean",
+        "fmean",
+        "geometric_mean",
+        "harmonic_mean",
+        "median",
+        "median_low",
+        "median_high",
+        "median_grouped",
+        "mode",
+        "multimode",
+        "quantiles",
+        "pstdev",
+        "pvariance",
+        "stdev",
+        "variance",
+        "covariance",
+        "correlation",
+        "linear_regression",
+        "NormalDist",
+        "StatisticsError",
+    ),
+    "itertools": (
+        "accumulate",
+        "chain",
+        "combinations",
+        "combinations_with_replacement",
+        "compress",
+        "count",
+        "cycle",
+        "dropwhile",
+        "filterfalse",
+        "groupby",
+        "islice",
+        "pairwise",
+        "permutations",
+        "product",
+        "repeat",
+        "starmap",
+        "takewhile",
+        "tee",
+        "zip_longest",
+    ),
+    "functools": ("reduce", "partial", "lru_cache", "cache", "cmp_to_key", "total_ordering"),
+    "collections": (
+        "Counter",
+        "OrderedDict",
+        "defaultdict",
+        "deque",
+        "namedtuple",
+        "ChainMap",
+    ),
+    "heapq": (
+        "heappush",
+        "heappop",
+        "heapify",
+        "heappushpop",
+        "heapreplace",
+        "nlargest",
+        "nsmallest",
+        "merge",
+    ),
+    "bisect": ("bisect", "bisect_left", "bisect_right", "insort", "insort_left", "insort_right"),
+    "datetime": ("date", "time", "datetime", "timedelta", "timezone", "MINYEAR", "MAXYEAR"),
+    "decimal": (
+        "Decimal",
+        "getcontext",
+        "localcontext",
+        "Context",
+        "InvalidOperation",
+        "DivisionByZero",
+        "ROUND_HALF_UP",
+        "ROUND_HALF_EVEN",
+        "ROUND_DOWN",
+        "ROUND_UP",
+        "ROUND_FLOOR",
+        "ROUND_CEILING",
+        "ROUND_HALF_DOWN",
+        "ROUND_05UP",
+    ),
+    "fractions": ("Fraction",),
+    "random": (
+        "random",
+        "randint",
+        "randrange",
+        "choice",
+        "choices",
+        "shuffle",
+        "sample",
+        "uniform",
+        "gauss",
+        "seed",
+        "Random",
+        "betavariate",
+        "expovariate",
+        "triangular",
+        "normalvariate",
+    ),
+    "textwrap": ("wrap", "fill", "shorten", "dedent", "indent", "TextWrapper"),
+    "difflib": (
+        "SequenceMatcher",
+        "Differ",
+        "unified_diff",
+        "context_diff",
+        "ndiff",
+        "get_close_matches",
+    ),
+    "base64": (
+        "b64encode",
+        "b64decode",
+        "urlsafe_b64encode",
+        "urlsafe_b64decode",
+        "b32encode",
+        "b32decode",
+        "b16encode",
+        "b16decode",
+        "standard_b64encode",
+        "standard_b64decode",
+    ),
+    "hashlib": (
+        "md5",
+        "sha1",
+        "sha224",
+        "sha256",
+        "sha384",
+        "sha512",
+        "blake2b",
+        "blake2s",
+        "sha3_256",
+        "sha3_512",
+        "new",
+        "algorithms_available",
+    ),
+    "uuid": (
+        "uuid3",
+        "uuid4",
+        "uuid5",
+        "UUID",
+        "NAMESPACE_DNS",
+        "NAMESPACE_URL",
+        "NAMESPACE_OID",
+        "NAMESPACE_X500",
+    ),
+}
+
+ALLOWED = (*sorted(VETTED), "asyncio")
+
+# The imports above preload every vetted module in the parent that forks workers, so an
+# import in a snippet costs nothing.
+_PRELOADED = (
+    base64,
+    bisect,
+    collections,
+    datetime,
+    decimal,
+    difflib,
+    fractions,
+    functools,
+    hashlib,
+    heapq,
+    itertools,
+    json,
+    math,
+    random,
+    re,
+    statistics,
+    textwrap,
+    uuid,
+)
+
+
+class Facade:
+    """A read-only view of a module's vetted names."""
+
+    __slots__ = ("_fabric_members", "_fabric_name")
+
+    def __init__(self, name: str, members: dict[str, Any]) -> None:
+        object.__setattr__(self, "_fabric_name", name)
+        object.__setattr__(self, "_fabric_members", members)
+
+    def __getattr__(self, attr: str) -> Any:
+        members: dict[str, Any] = object.__getattribute__(self, "_fabric_members")
+        if attr in members:
+            return members[attr]
+        name = object.__getattribute__(self, "_fabric_name")
+        raise AttributeError(
+            f"{name}.{attr} is not available in snippets; {name} offers: "
+            + ", ".join(sorted(members))
+        )
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        raise AttributeError("module facades are read-only")
+
+    def __repr__(self) -> str:
+        return f"<module {object.__getattribute__(self, '_fabric_name')!r} (sandboxed)>"
+
+
+async def _gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[Any]:
+    return list(await asyncio.gather(*aws, return_exceptions=return_exceptions))
+
+
+async def _sleep(delay: float, result: Any = None) -> Any:
+    return await asyncio.sleep(delay, result)
+
+
+async def _wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:
+    return await asyncio.wait_for(aw, timeout)
+
+
+class _Timeout:
+    """``async with asyncio.timeout(s):`` without exposing the loop-bound Timeout object."""
+
+    __slots__ = ("_delay", "_inner")
+
+    def __init__(self, delay: float | None) -> None:
+        self._delay = delay
+        self._inner: Any = None
+
+    async def __aenter__(self) -> None:
+        self._inner = asyncio.timeout(self._delay)
+        await self._inner.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        result: bool | None = await self._inner.__aexit__(*exc)
+        return result
+
+
+def _as_completed(aws: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
+    for future in asyncio.as_completed(list(aws), timeout=timeout):
+        yield _await(future)
+
+
+async def _await(aw: Awaitable[Any]) -> Any:
+    return await aw
+
+
+def _asyncio_facade() -> Facade:
+    return Facade(
+        "asyncio",
+        {
+            "gather": _gather,
+            "sleep": _sleep,
+            "wait_for": _wait_for,
+            "timeout": _Timeout,
+            "as_completed": _as_completed,
+            "TimeoutError": TimeoutError,
+            "CancelledError": asyncio.CancelledError,
+        },
+    )
+
+
+def build_facades() -> dict[str, Facade]:
+    facades = {"asyncio": _asyncio_facade()}
+    for name, members in VETTED.items():
+        module = importlib.import_module(name)
+        facades[name] = Facade(name, {m: getattr(module, m) for m in members if hasattr(module, m)})
+    return facades
+
+
+def make_import(facades: dict[str, Facade]) -> Any:
+    allowed = ", ".join(ALLOWED)
+
+    def guarded_import(
+        name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0
+    ) -> Facade:
+        if level != 0:
+            raise ImportError("relative imports are not available in snippets")
+        root = name.split(".")[0]
+        if root not in facades:
+            raise ImportError(f"import of {name!r} is not allowed; allowed modules: {allowed}")
+        if "." in name:
+            raise ImportError(f"import of {name!r} is not allowed; import {root!r} instead")
+        return facades[root]
+
+    return guarded_import

@@ -1,0 +1,218 @@
+"""Compile a snippet: RestrictedPython's policy, extended to async, wrapped as an async body.
+
+``compile_snippet(code)`` parses the snippet, turns a trailing expression into the return
+value, applies :class:`SnippetPolicy` (RestrictedPython's transformer plus async syntax and a
+plain ``print``), and wraps the statements into ``async def <main>()`` so that top-level
+``await`` works. Names bound at the top level are declared ``global`` in the wrapper, so the
+snippet keeps module semantics: its own functions see and update them.
+
+Problems are returned together as :class:`CompileProblem` rows, never raised.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from types import CodeType
+from typing import Any
+
+from RestrictedPython.transformer import RestrictingNodeTransformer
+
+FILENAME = "<snippet>"
+MAIN = "__fabric_main__"
+
+
+@dataclass(frozen=True)
+class CompileProblem:
+    """One reason a snippet cannot run: a syntax error or a policy denial."""
+
+    kind: str  # "syntax" or "policy"
+    message: str
+    line: int | None
+    column: int | None
+
+
+class SnippetPolicy(RestrictingNodeTransformer):  # type: ignore[misc]
+    """RestrictedPython's policy, admitting async syntax and leaving ``print`` to builtins."""
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        # RestrictedPython rewrites print into a collector; ours is a capped builtin.
+        if isinstance(node.ctx, ast.Load) and node.id == "print":
+            return node
+        return super().visit_Name(node)
+
+    def inject_print_collector(self, node: Any, position: int = 0) -> None:
+        return None
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
+        self.check_name(node, node.name, allow_magic_methods=True)
+        self.check_function_argument_names(node)
+        return self.node_contents_visit(node)
+
+    def visit_Await(self, node: ast.Await) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> Any:
+        node = self.node_contents_visit(node)
+        for item in reversed(node.items):
+            if isinstance(item.optional_vars, ast.Tuple):
+                tmp_target, unpack = self.gen_unpack_wrapper(node, item.optional_vars)
+                item.optional_vars = tmp_target
+                node.body.insert(0, unpack)
+        return node
+
+    def visit_AsyncFor(self, node: ast.AsyncFor) -> Any:
+        node = self.node_contents_visit(node)
+        node.iter = self._guard_async_iter(node.target, node.iter)
+        return node
+
+    def visit_comprehension(self, node: ast.comprehension) -> Any:
+        if not node.is_async:
+            return super().visit_comprehension(node)
+        node = self.node_contents_visit(node)
+        node.iter = self._guard_async_iter(node.target, node.iter)
+        return node
+
+    def _guard_async_iter(self, target: ast.expr, iterable: ast.expr) -> ast.expr:
+        if isinstance(target, ast.Tuple):
+            call = ast.Call(
+                func=ast.Name("_async_iter_unpack_sequence_", ast.Load()),
+                args=[iterable, self.gen_unpack_spec(target), ast.Name("_getiter_", ast.Load())],
+                keywords=[],
+            )
+        else:
+            call = ast.Call(func=ast.Name("_getaiter_", ast.Load()), args=[iterable], keywords=[])
+        return ast.copy_location(call, iterable)
+
+
+class _TopLevelNames(ast.NodeVisitor):
+    """Names bound by the snippet's top level (not inside its functions or classes)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Store | ast.Del):
+            self.names.add(node.id)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self.names.add(node.name)
+        for expr in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
+            if expr is not None:
+                self.visit(expr)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self.visit_FunctionDef(node)  # type: ignore[arg-type]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.names.add(node.name)
+        for expr in [*node.decorator_list, *node.bases]:
+            self.visit(expr)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        return None
+
+    def visit_alias(self, node: ast.alias) -> None:
+        self.names.add(node.asname or node.name.split(".")[0])
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.names.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.names.update(node.names)
+
+
+class _YieldFinder(ast.NodeVisitor):
+    """Finds a ``yield`` at the snippet's top level, which would make the body a generator."""
+
+    def __init__(self) -> None:
+        self.found: ast.AST | None = None
+
+    def visit_Yield(self, node: ast.Yield) -> None:
+        self.found = self.found or node
+
+    def visit_YieldFrom(self, node: ast.YieldFrom) -> None:
+        self.found = self.found or node
+
+    def _skip(self, node: ast.AST) -> None:
+        return None
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _skip
+
+
+def _syntax_problem(exc: SyntaxError) -> CompileProblem:
+    return CompileProblem("syntax", exc.msg or "invalid syntax", exc.lineno, exc.offset)
+
+
+_LINE_PREFIX = "Line "
+
+
+def _policy_problem(text: str) -> CompileProblem:
+    """RestrictedPython reports 'Line N: message'; keep the number as data."""
+    line: int | None = None
+    message = text
+    if text.startswith(_LINE_PREFIX) and ": " in text:
+        head, message = text.split(": ", 1)
+        digits = head[len(_LINE_PREFIX) :]
+        line = int(digits) if digits.isdigit() else None
+    return CompileProblem("policy", message, line, None)
+
+
+def compile_snippet(code: str) -> tuple[CodeType | None, list[CompileProblem]]:
+    """Compile ``code`` into a module whose execution defines ``MAIN`` (an async function)."""
+    try:
+        tree = ast.parse(code, FILENAME, "exec")
+    except SyntaxError as exc:
+        return None, [_syntax_problem(exc)]
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return None, [CompileProblem("syntax", f"{type(exc).__name__}: {exc}", None, None)]
+
+    body = tree.body
+    if body and isinstance(body[-1], ast.Expr):
+        body[-1] = ast.copy_location(ast.Return(value=body[-1].value), body[-1])
+
+    finder = _YieldFinder()
+    for stmt in body:
+        finder.visit(stmt)
+    if finder.found is not None:
+        line = getattr(finder.found, "lineno", None)
+        return None, [CompileProblem("syntax", "'yield' outside function", line, None)]
+
+    errors: list[str] = []
+    policy = SnippetPolicy(errors, [], {})
+    try:
+        policy.visit(tree)
+    except RecursionError:
+        return None, [CompileProblem("syntax", "the snippet is nested too deeply", None, None)]
+    if errors:
+        return None, [_policy_problem(e) for e in dict.fromkeys(errors)]
+
+    collector = _TopLevelNames()
+    for stmt in tree.body:
+        collector.visit(stmt)
+    wrapper_body: list[ast.stmt] = []
+    if collector.names:
+        wrapper_body.append(ast.Global(names=sorted(collector.names)))
+    wrapper_body.extend(tree.body or [ast.Pass()])
+    main = ast.AsyncFunctionDef(
+        name=MAIN,
+        args=ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], defaults=[]
+        ),
+        body=wrapper_body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        lineno=1,
+        col_offset=0,
+    )
+    module = ast.Module(body=[main], type_ignores=[])
+    ast.fix_missing_locations(module)
+    try:
+        return compile(module, FILENAME, "exec", dont_inherit=True), []
+    except SyntaxError as exc:
+        return None, [_syntax_problem(exc)]
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return None, [CompileProblem("syntax", f"{type(exc).__name__}: {exc}", None, None)]

@@ -1,0 +1,381 @@
+"""The worker process: confine itself, wait for one snippet, run it, report, exit.
+
+``serve(sock)`` runs in a freshly forked child. Before the snippet arrives it closes every
+file descriptor but the protocol socket, leaves the parent's session, drops root to
+``nobody`` when it has it, and forbids new processes, file writes and core dumps. When the
+``exec`` message arrives it applies the execution's CPU, memory and wall-clock limits,
+compiles the snippet, runs it on an asyncio loop with provider calls going to the host,
+and sends back exactly one ``result`` message. Each worker serves one execution only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import math
+import os
+import resource
+import signal
+import socket
+import sys
+import time
+from types import TracebackType
+from typing import Any, NoReturn
+
+from RestrictedPython.Guards import guarded_unpack_sequence
+
+from runtime.worker import _wire
+from runtime.worker._channel import CallLimitError, Channel, Namespace
+from runtime.worker._guards import (
+    PolicyError,
+    SnippetClasses,
+    ToolError,
+    apply,
+    build_builtins,
+    guarded_aiter,
+    guarded_async_iter_unpack_sequence,
+    guarded_getattr,
+    guarded_getitem,
+    guarded_iter,
+    guarded_iter_unpack_sequence,
+    inplacevar,
+    make_write_guard,
+)
+from runtime.worker._modules import build_facades, make_import
+from runtime.worker._policy import FILENAME, MAIN, compile_snippet
+
+NAMESPACES = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
+MAX_EXEC_MESSAGE = 64 * 1024 * 1024
+_NOBODY = 65534
+_MAX_FDS = 16
+
+
+class Output:
+    """Captured ``print`` output, capped; what does not fit is counted, not kept."""
+
+    def __init__(self, cap: int = 0) -> None:
+        self._parts: list[str] = []
+        self._size = 0
+        self.cap = cap
+        self.dropped = 0
+
+    def print(
+        self,
+        *args: Any,
+        sep: str | None = " ",
+        end: str | None = "\n",
+        file: Any = None,
+        flush: bool = False,
+    ) -> None:
+        if file is not None:
+            raise PolicyError("print(file=...) is not allowed: snippets have no files")
+        text = (" " if sep is None else str(sep)).join(str(a) for a in args)
+        text += "\n" if end is None else str(end)
+        room = self.cap - self._size
+        if room <= 0:
+            self.dropped += len(text)
+            return
+        if len(text) > room:
+            self.dropped += len(text) - room
+            text = text[:room]
+        self._parts.append(text)
+        self._size += len(text)
+
+    def text(self) -> str:
+        return "".join(self._parts)
+
+
+def confine(sock: socket.socket) -> None:
+    """Everything that does not depend on the execution's own limits."""
+    os.setsid()
+    keep = sock.fileno()  # >= 3: the zygote keeps 0-2 open, so received fds land above
+    os.closerange(0, keep)
+    os.closerange(keep + 1, 1 << 16)
+    null = os.open(os.devnull, os.O_RDWR)  # fd 0: keeps 0-2 from being reused by sockets
+    for fd in (1, 2):
+        os.dup2(null, fd)
+    sys.stdin = sys.stdout = sys.stderr = None  # type: ignore[assignment]
+    if os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(_NOBODY)
+        os.setuid(_NOBODY)
+    for limit, value in (
+        (resource.RLIMIT_NPROC, 0),
+        (resource.RLIMIT_FSIZE, 0),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        resource.setrlimit(limit, (value, value))
+
+
+def _address_space() -> int:
+    with open("/proc/self/statm", "rb") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def apply_limits(limits: dict[str, Any], address_space: int) -> None:
+    timeout = float(limits["timeout_s"])
+    cpu = math.ceil(timeout) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    budget = address_space + int(limits["memory_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (budget, budget))
+    signal.alarm(math.ceil(timeout) + 2)  # default action kills: a last resort after the host
+
+
+def _snippet_line(tb: TracebackType | None) -> int | None:
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == FILENAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _error(
+    kind: str,
+    message: str,
+    *,
+    type_name: str = "",
+    line: int | None = None,
+    column: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "type": type_name,
+        "message": message[:4000],
+        "line": line,
+        "column": column,
+        **extra,
+    }
+
+
+def _exception_error(exc: BaseException, limits: dict[str, Any]) -> dict[str, Any]:
+    line = _snippet_line(exc.__traceback__)
+    name = type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return _error(
+            "memory",
+            f"the snippet exceeded its memory limit of {limits['memory_mb']} MB",
+            type_name=name,
+            line=line,
+            limit=limits["memory_mb"],
+        )
+    if isinstance(exc, PolicyError):
+        return _error("policy", str(exc), type_name=name, line=line)
+    if isinstance(exc, CallLimitError):
+        return _error("limit", str(exc), type_name=name, line=line, limit=limits["max_calls"])
+    if isinstance(exc, ToolError):
+        return _error("tool", str(exc), type_name=name, line=line, tool=exc.tool, code=exc.code)
+    try:
+        text = str(exc)
+    except Exception:
+        text = "<unprintable>"
+    return _error("runtime", text, type_name=name, line=line)
+
+
+class Prepared:
+    """What a spare worker builds before its snippet arrives, so the snippet waits for none
+    of it: facades, builtins and guards, an emergency memory reserve, a warmed-up compiler
+    and event loop."""
+
+    WARM_UP = "import json\nx = [1, 2]\ny = {'a': x[0]}\nfor i in x:\n    y[i] = str(i)\nlen(y)"
+
+    def __init__(self) -> None:
+        self.facades = build_facades()
+        self.reserve: bytearray | None = bytearray(1 << 20)
+        self.output = Output()
+        self.globals = self._globals()
+        self.address_space = _address_space()
+
+    async def warm_up(self) -> None:
+        """Compile and run a small snippet once, touching the pages a real run will need."""
+        code, _ = compile_snippet(self.WARM_UP)
+        if code is not None:
+            glb = self._globals()
+            exec(code, glb)
+            await glb.pop(MAIN)()
+        _wire.encode_json({"op": "result", "ok": True, "value": [1, "a", {"b": None}]})
+
+    def _globals(self) -> dict[str, Any]:
+        classes = SnippetClasses()
+        return {
+            "__builtins__": build_builtins(self.output.print, make_import(self.facades)),
+            "__name__": "snippet",
+            "__metaclass__": classes.metaclass,
+            "_getattr_": guarded_getattr,
+            "_getitem_": guarded_getitem,
+            "_getiter_": guarded_iter,
+            "_getaiter_": guarded_aiter,
+            "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
+            "_async_iter_unpack_sequence_": guarded_async_iter_unpack_sequence,
+            "_unpack_sequence_": guarded_unpack_sequence,
+            "_write_": make_write_guard(classes),
+            "_inplacevar_": inplacevar,
+            "_apply_": apply,
+        }
+
+
+async def _run(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    request: dict[str, Any],
+    prepared: Prepared,
+) -> dict[str, Any]:
+    limits = request["limits"]
+    output = prepared.output
+    output.cap = int(limits["output_bytes"])
+    started = time.perf_counter()
+    code, problems = compile_snippet(request["code"])
+    compiled = time.perf_counter()
+    timings = {"compile_ms": (compiled - started) * 1000, "run_ms": 0.0}
+    if code is None:
+        first = problems[0]
+        return {
+            "op": "result",
+            "ok": False,
+            "timings": timings,
+            "logs": "",
+            "error": _error(
+                first.kind,
+                first.message,
+                line=first.line,
+                column=first.column,
+                problems=[p.__dict__ for p in problems],
+            ),
+        }
+
+    channel = Channel(
+        reader, writer, max_calls=int(limits["max_calls"]), max_reply_bytes=MAX_EXEC_MESSAGE
+    )
+    channel.start()
+    glb = prepared.globals
+    for ns in NAMESPACES:
+        glb[ns] = Namespace(channel, ns, sorted(request["namespaces"].get(ns, [])))
+    value: Any = None
+    error: dict[str, Any] | None = None
+    try:
+        exec(code, glb)
+        value = await glb.pop(MAIN)()
+        if asyncio.iscoroutine(value):
+            value.close()
+            value = None
+            error = _error(
+                "runtime",
+                "the snippet returned a coroutine: add await, "
+                "e.g. `return await tools.read(path=...)`",
+                type_name="TypeError",
+            )
+    except BaseException as exc:  # snippet code may raise anything, SystemExit included
+        prepared.reserve = None  # room to report a MemoryError
+        glb.clear()
+        error = _exception_error(exc, limits)
+        del exc
+        gc.collect()
+    timings["run_ms"] = (time.perf_counter() - compiled) * 1000
+    result = {
+        "op": "result",
+        "ok": error is None,
+        "timings": timings,
+        "logs": output.text(),
+        "logs_dropped": output.dropped,
+        "calls": channel.calls,
+    }
+    if error is not None:
+        result["error"] = error
+    else:
+        result["value"] = value
+    return result
+
+
+def _encode_result(result: dict[str, Any], limits: dict[str, Any]) -> bytes:
+    cap = int(limits["max_result_bytes"])
+    try:
+        frame = _wire.encode_json(result)
+    except TypeError as exc:
+        hint = "add await" if "coroutine" in str(exc) else "return plain data"
+        return _wire.encode_json(
+            {
+                **result,
+                "ok": False,
+                "value": None,
+                "error": _error(
+                    "runtime",
+                    f"the return value cannot leave the sandbox: {exc}; {hint} "
+                    "(str, bytes, int, float, bool, None, list, dict)",
+                    type_name="TypeError",
+                ),
+            }
+        )
+    except (ValueError, RecursionError) as exc:
+        return _wire.encode_json(
+            {
+                **result,
+                "ok": False,
+                "value": None,
+                "error": _error(
+                    "runtime",
+                    f"the return value cannot leave the sandbox: {type(exc).__name__}: {exc}",
+                    type_name=type(exc).__name__,
+                ),
+            }
+        )
+    except MemoryError:
+        return _wire.encode_json(
+            {
+                **result,
+                "ok": False,
+                "value": None,
+                "logs": "",
+                "error": _error(
+                    "memory",
+                    "the return value is too large to serialize within the memory limit",
+                    type_name="MemoryError",
+                    limit=limits["memory_mb"],
+                ),
+            }
+        )
+    if len(frame) > cap:
+        return _wire.encode_json(
+            {
+                **result,
+                "ok": False,
+                "value": None,
+                "error": _error(
+                    "limit",
+                    f"the return value is {len(frame)} bytes, above the {cap}-byte limit; "
+                    "return a slice, a count or a summary instead",
+                    type_name="ResultTooLarge",
+                    limit=cap,
+                ),
+            }
+        )
+    return frame
+
+
+async def _serve(sock: socket.socket) -> None:
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    writer.transport.set_write_buffer_limits(high=0)  # drain() waits until all is sent
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
+    prepared = Prepared()
+    await prepared.warm_up()
+    header = await reader.readexactly(_wire.HEADER.size)
+    length, codec = _wire.HEADER.unpack(header)
+    if length > MAX_EXEC_MESSAGE:
+        raise _wire.WireError("oversized exec message")
+    request = _wire.decode(codec, await reader.readexactly(length), trust_marshal=True)
+    apply_limits(request["limits"], prepared.address_space)
+    result = await _run(reader, writer, request, prepared)
+    writer.write(_encode_result(result, request["limits"]))
+    await writer.drain()
+
+
+def serve(sock: socket.socket) -> NoReturn:
+    """Main of a forked worker. Never returns."""
+    status = 0
+    try:
+        confine(sock)
+        asyncio.new_event_loop().run_until_complete(_serve(sock))
+    except BaseException:
+        status = 70
+    finally:
+        os._exit(status)

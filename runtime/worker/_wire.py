@@ -1,0 +1,93 @@
+"""Framing and codecs of the host <-> worker protocol.
+
+A frame is a 5-byte header (big-endian body length, one codec byte) and a body.
+Two codecs exist and each direction uses exactly one:
+
+* ``J`` (JSON, worker -> host): the host trusts nothing the worker sends, so it only
+  ever parses JSON, with a size cap checked against the header before reading.
+  ``bytes`` travel as ``{"\\u0000bytes": "<base64>"}``.
+* ``M`` (marshal, host -> worker): the worker trusts the host, and marshal moves large
+  tool results into the sandbox at memory speed.
+
+This module imports only the standard library: the worker side must fork cheaply.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import marshal
+import struct
+from typing import Any
+
+HEADER = struct.Struct(">IB")
+JSON = ord("J")
+MARSHAL = ord("M")
+BYTES_TAG = "\x00bytes"
+
+
+class WireError(Exception):
+    """A frame that breaks the protocol: oversized, unknown codec, or undecodable."""
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {BYTES_TAG: base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, set | frozenset):
+        return list(value)
+    raise TypeError(f"a {type(value).__name__} object is not plain data")
+
+
+def _json_object_hook(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1 and BYTES_TAG in obj and isinstance(obj[BYTES_TAG], str):
+        return base64.b64decode(obj[BYTES_TAG])
+    return obj
+
+
+def encode_json(message: object) -> bytes:
+    """Frame ``message`` as JSON. Raises TypeError/ValueError/RecursionError on bad data."""
+    body = json.dumps(message, default=_json_default, ensure_ascii=False).encode("utf-8")
+    return HEADER.pack(len(body), JSON) + body
+
+
+def encode_marshal(message: object) -> bytes:
+    """Frame ``message`` with marshal. Raises ValueError on unmarshallable data."""
+    body = marshal.dumps(message)
+    return HEADER.pack(len(body), MARSHAL) + body
+
+
+def decode_json(body: bytes) -> Any:
+    """Parse a JSON body from an untrusted peer; every failure becomes WireError."""
+    try:
+        return json.loads(body, object_hook=_json_object_hook)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise WireError(f"undecodable JSON frame: {type(exc).__name__}: {exc}"[:300]) from None
+
+
+def decode(codec: int, body: bytes, *, trust_marshal: bool) -> Any:
+    """Decode a frame body. Only a peer that trusts the sender accepts marshal."""
+    if codec == JSON:
+        return decode_json(body)
+    if codec == MARSHAL and trust_marshal:
+        return marshal.loads(body)
+    raise WireError(f"frame codec {codec!r} is not accepted here")
+
+
+def recv_exact(sock: Any, size: int) -> bytes:
+    """Blocking read of exactly ``size`` bytes; EOFError when the peer closed."""
+    view = memoryview(bytearray(size))
+    got = 0
+    while got < size:
+        n = sock.recv_into(view[got:], size - got)
+        if n == 0:
+            raise EOFError("peer closed the connection")
+        got += n
+    return bytes(view)
+
+
+def recv_frame(sock: Any, *, max_bytes: int, trust_marshal: bool) -> Any:
+    """Blocking read and decode of one frame from a plain socket."""
+    length, codec = HEADER.unpack(recv_exact(sock, HEADER.size))
+    if length > max_bytes:
+        raise WireError(f"frame of {length} bytes exceeds the {max_bytes}-byte cap")
+    return decode(codec, recv_exact(sock, length), trust_marshal=trust_marshal)
