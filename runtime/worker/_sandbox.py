@@ -165,7 +165,10 @@ def _exception_error(exc: BaseException, limits: dict[str, Any]) -> dict[str, An
     if isinstance(exc, CallLimitError):
         return _error("limit", str(exc), type_name=name, line=line, limit=limits["max_calls"])
     if isinstance(exc, ToolError):
-        return _error("tool", str(exc), type_name=name, line=line, tool=exc.tool, code=exc.code)
+        text = str(exc)
+        if exc.tool and not text.startswith(exc.tool):
+            text = f"{exc.tool}: {text}"
+        return _error("tool", text, type_name=name, line=line, tool=exc.tool, code=exc.code)
     try:
         text = str(exc)
     except Exception:

@@ -1,0 +1,29 @@
+"""Fabric: a code-mode runtime for LLM agents.
+
+The model sends a short Python snippet; Fabric runs it in a sandboxed worker process with
+provider namespaces (``tools``, ``mcp``, ``ctx``...) served by the host, and hands back a
+small, governed result.
+"""
+
+from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
+from fabric._session import Fabric
+from fabric.providers import Provider, ProviderRegistry, Workspace
+from runtime import ExecError, ExecResult, Limits, ProviderCallError, Timings
+
+__all__ = [
+    "ConfigError",
+    "ExecError",
+    "ExecResult",
+    "Fabric",
+    "FabricClosed",
+    "FabricError",
+    "Limits",
+    "Provider",
+    "ProviderCallError",
+    "ProviderRegistry",
+    "RegistrationError",
+    "Timings",
+    "Workspace",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,77 @@
+"""The ``fabric`` command line.
+
+``fabric exec FILE|-`` runs a snippet and prints what the model would see; ``--json`` prints
+the whole result. The exit status is 0 when the snippet succeeded, 1 when it failed, and 2
+for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from fabric import __version__
+from fabric._errors import FabricError
+from fabric._session import Fabric
+from runtime import Limits, SandboxError
+
+_err = Console(stderr=True, highlight=False)
+
+
+def _read_code(source: str) -> str:
+    if source == "-":
+        return sys.stdin.read()
+    try:
+        with open(source, encoding="utf-8") as f:
+            return f.read()
+    except OSError as exc:
+        raise FabricError(f"cannot read snippet file {source!r}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise FabricError(f"snippet file {source!r} is not UTF-8 text") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fabric", description="Code-mode runtime for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"fabric {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("exec", help="run a snippet in the sandbox and print the result")
+    run.add_argument("source", metavar="FILE", help="snippet file, or - for standard input")
+    run.add_argument("--workspace", default=".", help="workspace folder (default: .)")
+    run.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    run.add_argument("--timeout", type=float, help="wall-clock limit in seconds (default 30)")
+    run.add_argument("--memory", type=int, help="memory limit in MiB (default 512)")
+    return parser
+
+
+async def _exec(args: argparse.Namespace) -> int:
+    code = _read_code(args.source)
+    fab = Fabric(workspace=args.workspace, limits=Limits(), spares=0)
+    async with fab:
+        result = await fab.exec(code, timeout=args.timeout, memory_mb=args.memory)
+    if args.json:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+    else:
+        sys.stdout.write(result.text + ("" if result.text.endswith("\n") else "\n"))
+    return 0 if result.ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "exec":
+            return asyncio.run(_exec(args))
+    except (FabricError, SandboxError) as exc:
+        _err.print(f"[bold red]error:[/] {exc}", markup=True)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""The provider registry: namespaces of async callables that snippets reach as
+``tools.read(...)``, ``mcp.git.status(...)`` and so on.
+
+Each provider has an argument model: a pydantic model built from the function's signature,
+one given explicitly, or a JSON schema. Unknown names and bad arguments fail the call with a
+message that lists what exists, so the model can correct itself in one step.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, get_type_hints
+
+import jsonschema
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from fabric._errors import RegistrationError
+from runtime import NAMESPACES, ProviderCallError
+
+ProviderFunc = Callable[..., Awaitable[Any]]
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*(?:\.[A-Za-z][A-Za-z0-9_]*)*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One callable provider."""
+
+    namespace: str
+    name: str
+    func: ProviderFunc
+    description: str
+    args_model: type[BaseModel] | None = None
+    schema: Mapping[str, Any] | None = None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.namespace}.{self.name}"
+
+    def signature(self) -> str:
+        """``tools.read(path: str, offset: int = 0)``: what the model needs to call it."""
+        if self.args_model is not None:
+            parts = []
+            for field_name, field in self.args_model.model_fields.items():
+                annotation = getattr(field.annotation, "__name__", None) or str(field.annotation)
+                annotation = annotation.replace("typing.", "").replace("NoneType", "None")
+                part = f"{field_name}: {annotation}"
+                if not field.is_required():
+                    part += f" = {field.default!r}"
+                parts.append(part)
+            return f"{self.qualified}({', '.join(parts)})"
+        props = (self.schema or {}).get("properties", {})
+        return f"{self.qualified}({', '.join(props)})"
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        if self.args_model is not None:
+            try:
+                model = self.args_model.model_validate(arguments)
+            except ValidationError as exc:
+                raise ProviderCallError(self._explain(exc), code="bad_arguments") from None
+            return {name: getattr(model, name) for name in self.args_model.model_fields}
+        if self.schema is not None:
+            try:
+                jsonschema.validate(arguments, self.schema)
+            except jsonschema.ValidationError as exc:
+                where = ".".join(str(p) for p in exc.absolute_path) or "arguments"
+                raise ProviderCallError(
+                    f"{self.qualified}: {where}: {exc.message}; call it as {self.signature()}",
+                    code="bad_arguments",
+                ) from None
+        return arguments
+
+    def _explain(self, exc: ValidationError) -> str:
+        problems = []
+        for err in exc.errors()[:5]:
+            loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unexpected argument {loc!r}")
+            elif err["type"] == "missing":
+                problems.append(f"missing argument {loc!r}")
+            else:
+                problems.append(f"argument {loc!r}: {err['msg']}")
+        return f"{self.qualified}: {'; '.join(problems)}; call it as {self.signature()}"
+
+
+def _model_from_signature(func: ProviderFunc, qualified: str) -> type[BaseModel]:
+    signature = inspect.signature(func)
+    hints = get_type_hints(func)
+    fields: dict[str, Any] = {}
+    for param in signature.parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise RegistrationError(f"{qualified}: *args and **kwargs cannot be described")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise RegistrationError(f"{qualified}: providers take keyword arguments only")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, default)
+    model_name = "".join(p.capitalize() for p in re.split(r"[._]", qualified)) + "Args"
+    model: type[BaseModel] = create_model(model_name, __base__=_Strict, **fields)
+    return model
+
+
+class ProviderRegistry:
+    """Namespaces of providers; the host side of every ``tools.x(...)`` call."""
+
+    def __init__(self) -> None:
+        self._providers: dict[str, dict[str, Provider]] = {ns: {} for ns in NAMESPACES}
+
+    def register(
+        self,
+        namespace: str,
+        name: str,
+        func: ProviderFunc,
+        *,
+        description: str | None = None,
+        args_model: type[BaseModel] | None = None,
+        schema: Mapping[str, Any] | None = None,
+        replace: bool = False,
+    ) -> Provider:
+        """Add ``namespace.name``. Without a model or schema, one is built from the signature."""
+        if namespace not in self._providers:
+            raise RegistrationError(
+                f"unknown namespace {namespace!r}; namespaces are {', '.join(NAMESPACES)}"
+            )
+        if not _NAME.match(name):
+            raise RegistrationError(
+                f"bad provider name {name!r}: use letters, digits and single underscores, "
+                "not starting with '_' (dots separate sub-namespaces, e.g. 'git.status')"
+            )
+        qualified = f"{namespace}.{name}"
+        if name in self._providers[namespace] and not replace:
+            raise RegistrationError(f"{qualified} is already registered; pass replace=True")
+        if not inspect.iscoroutinefunction(func):
+            raise RegistrationError(f"{qualified}: providers must be async functions")
+        if args_model is not None and schema is not None:
+            raise RegistrationError(f"{qualified}: give args_model or schema, not both")
+        if schema is not None:
+            try:
+                jsonschema.Draft202012Validator.check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                raise RegistrationError(
+                    f"{qualified}: invalid JSON schema: {exc.message}"
+                ) from None
+        elif args_model is None:
+            args_model = _model_from_signature(func, qualified)
+        doc = description if description is not None else inspect.getdoc(func) or ""
+        provider = Provider(namespace, name, func, doc.strip(), args_model, schema)
+        self._providers[namespace][name] = provider
+        return provider
+
+    def provider(
+        self, namespace: str, name: str | None = None, *, description: str | None = None
+    ) -> Callable[[ProviderFunc], ProviderFunc]:
+        """Decorator form of :meth:`register`."""
+
+        def decorate(func: ProviderFunc) -> ProviderFunc:
+            self.register(namespace, name or func.__name__, func, description=description)
+            return func
+
+        return decorate
+
+    def get(self, namespace: str, name: str) -> Provider:
+        providers = self._providers.get(namespace)
+        if providers is None:
+            raise ProviderCallError(f"{namespace} is not a namespace", code="unknown_namespace")
+        provider = providers.get(name)
+        if provider is None:
+            shown = f"{namespace}.{name}"
+            nearby = difflib.get_close_matches(name, list(providers), n=1)
+            if nearby:
+                message = f"{shown} is not a tool; did you mean {namespace}.{nearby[0]}?"
+            elif providers:
+                message = f"{shown} is not a tool; {namespace} has: {', '.join(sorted(providers))}"
+            else:
+                message = f"{shown} is not a tool; no tools are registered in {namespace}"
+            raise ProviderCallError(message, code="unknown_tool")
+        return provider
+
+    def providers(self, namespace: str | None = None) -> list[Provider]:
+        spaces = [namespace] if namespace else list(self._providers)
+        return [p for ns in spaces for p in self._providers.get(ns, {}).values()]
+
+    def catalog(self) -> Mapping[str, Sequence[str]]:
+        return {ns: sorted(providers) for ns, providers in self._providers.items()}
+
+    async def call(self, namespace: str, name: str, arguments: dict[str, Any]) -> Any:
+        provider = self.get(namespace, name)
+        return await provider.func(**provider.validate(arguments))
