@@ -12,6 +12,7 @@ vetted module facade: no host object ever enters the sandbox.
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import operator
 import string
@@ -27,7 +28,27 @@ _INTERNAL_TYPES = (
     types.FrameType,
     types.CodeType,
     types.TracebackType,
+    asyncio.Future,  # and Task: get_loop() would hand out the event loop
+    asyncio.AbstractEventLoop,
+    asyncio.Handle,
 )
+# Driving a coroutine by hand would surface the futures it waits on.
+_COROUTINE_DRIVERS = frozenset({"send", "throw"})
+
+
+def _async_generator_awaitables() -> tuple[type, ...]:
+    async def agen() -> Any:
+        yield None
+
+    gen = agen()
+    asend, athrow = gen.asend(None), gen.athrow(GeneratorExit)
+    kinds = (type(asend), type(athrow))
+    asend.close()
+    athrow.close()
+    return kinds
+
+
+_DRIVABLE = (types.CoroutineType, *_async_generator_awaitables())
 DENIED_ATTRIBUTES = INSPECT_ATTRIBUTES | {
     "f_code",
     "f_lineno",
@@ -116,6 +137,8 @@ def guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
     if isinstance(obj, _INTERNAL_TYPES):
         raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
+    if name in _COROUTINE_DRIVERS and isinstance(obj, _DRIVABLE):
+        raise _deny(f"coroutine.{name}()", "await coroutines instead of driving them by hand")
     if isinstance(obj, str) and name in ("format", "format_map"):
         return _safe_format(obj) if name == "format" else _safe_format_map(obj)
     if isinstance(obj, type) and issubclass(obj, str) and name in ("format", "format_map"):

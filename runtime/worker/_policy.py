@@ -44,6 +44,15 @@ class SnippetPolicy(RestrictingNodeTransformer):  # type: ignore[misc]
     def inject_print_collector(self, node: Any, position: int = 0) -> None:
         return None
 
+    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
+        """``x += 1``, ``d[k] += 1`` and ``obj.n += 1`` run natively after the usual checks.
+
+        Visiting the target applies the write guard (``_write_(d)[k] += 1``) and the name
+        checks; the in-place operator itself has nothing to guard: it acts on an object the
+        snippet already holds and may write to.
+        """
+        return self.node_contents_visit(node)
+
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
         self.check_name(node, node.name, allow_magic_methods=True)
         self.check_function_argument_names(node)

@@ -1,0 +1,62 @@
+"""Concurrency, proved with events that would deadlock if things ran one after another."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from fabric import Fabric, Limits, ProviderRegistry
+
+
+@pytest.fixture(scope="module")
+async def rendezvous(workspace: Path) -> AsyncIterator[Fabric]:
+    registry = ProviderRegistry()
+    events: dict[str, asyncio.Event] = {}
+
+    async def wait(name: str) -> str:
+        """Wait until signal(name) is called."""
+        await asyncio.wait_for(events.setdefault(name, asyncio.Event()).wait(), 5)
+        return f"{name} seen"
+
+    async def signal(name: str) -> str:
+        """Release wait(name)."""
+        events.setdefault(name, asyncio.Event()).set()
+        return f"{name} sent"
+
+    registry.register("extensions", "wait", wait)
+    registry.register("extensions", "signal", signal)
+    async with Fabric(workspace=workspace, registry=registry, limits=Limits(timeout_s=10)) as fab:
+        yield fab
+
+
+async def test_gathered_provider_calls_run_concurrently(rendezvous: Fabric) -> None:
+    """wait() only returns once signal() ran: sequential calls would deadlock."""
+    code = (
+        "import asyncio\n"
+        "return await asyncio.gather(extensions.wait(name='a'), extensions.signal(name='a'))"
+    )
+    result = await rendezvous.exec(code)
+    assert result.ok, result.text
+    assert result.value == ["a seen", "a sent"]
+
+
+async def test_executions_run_concurrently(rendezvous: Fabric) -> None:
+    """One execution waits for a signal that only a second, concurrent execution sends."""
+    waiting = rendezvous.exec("return await extensions.wait(name='b')")
+    sending = rendezvous.exec("return await extensions.signal(name='b')")
+    first, second = await asyncio.gather(waiting, sending)
+    assert first.value == "b seen" and second.value == "b sent"
+
+
+async def test_fifty_concurrent_executions_complete(fab: Fabric) -> None:
+    """50 executions at once from one host all return their own answer."""
+    results = await asyncio.gather(
+        *(
+            fab.exec(f"t = await tools.read(path='notes.txt')\nreturn [{i}, len(t)]")
+            for i in range(50)
+        )
+    )
+    assert [r.value for r in results] == [[i, 17] for i in range(50)]
