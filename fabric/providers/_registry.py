@@ -90,9 +90,27 @@ class Provider:
         return f"{self.qualified}: {'; '.join(problems)}; call it as {self.signature()}"
 
 
+def _parameter_hints(func: ProviderFunc) -> dict[str, Any]:
+    """Resolved parameter annotations; one that cannot be resolved is taken as Any."""
+    try:
+        return get_type_hints(func)
+    except (NameError, TypeError):
+        pass
+    hints: dict[str, Any] = {}
+    namespace = getattr(func, "__globals__", {})
+    for name, annotation in getattr(func, "__annotations__", {}).items():
+        if name == "return":
+            continue
+        try:
+            hints[name] = eval(annotation, namespace) if isinstance(annotation, str) else annotation
+        except Exception:
+            hints[name] = Any
+    return hints
+
+
 def _model_from_signature(func: ProviderFunc, qualified: str) -> type[BaseModel]:
     signature = inspect.signature(func)
-    hints = get_type_hints(func)
+    hints = _parameter_hints(func)
     fields: dict[str, Any] = {}
     for param in signature.parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):

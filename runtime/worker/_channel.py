@@ -44,6 +44,11 @@ class Channel:
     def start(self) -> None:
         self._pump = asyncio.get_running_loop().create_task(self._read_replies())
 
+    async def closed(self) -> None:
+        """Wait until the host closes the connection."""
+        if self._pump is not None:
+            await self._pump
+
     async def _read_replies(self) -> None:
         try:
             while True:

@@ -187,6 +187,7 @@ class Prepared:
         self.facades = build_facades()
         self.reserve: bytearray | None = bytearray(1 << 20)
         self.output = Output()
+        self.channel: Channel | None = None
         self.globals = self._globals()
         self.address_space = _address_space()
 
@@ -251,6 +252,7 @@ async def _run(
         reader, writer, max_calls=int(limits["max_calls"]), max_reply_bytes=MAX_EXEC_MESSAGE
     )
     channel.start()
+    prepared.channel = channel
     glb = prepared.globals
     for ns in NAMESPACES:
         glb[ns] = Namespace(channel, ns, sorted(request["namespaces"].get(ns, [])))
@@ -370,6 +372,12 @@ async def _serve(sock: socket.socket) -> None:
     result = await _run(reader, writer, request, prepared)
     writer.write(_encode_result(result, request["limits"]))
     await writer.drain()
+    # Stay until the host hangs up: closing with replies still unread would reset the
+    # connection and could cost the host the result it has not read yet.
+    if prepared.channel is not None:
+        await prepared.channel.closed()
+    else:
+        await reader.read()
 
 
 def serve(sock: socket.socket) -> NoReturn:

@@ -1,0 +1,80 @@
+"""`fabric exec` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def fabric(
+    *args: str, stdin: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fabric._cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd or REPO,
+    )
+
+
+def test_exec_the_readme_example() -> None:
+    """The example in examples/ runs on a fresh workspace and prints a small summary."""
+    done = fabric("exec", "examples/hello.py")
+    assert done.returncode == 0, done.stderr
+    assert '"python_files"' in done.stdout
+
+
+def test_exec_from_stdin(tmp_path: Path) -> None:
+    """`-` reads the snippet from standard input."""
+    (tmp_path / "n.txt").write_text("a\nb\n")
+    done = fabric(
+        "exec",
+        "--workspace",
+        str(tmp_path),
+        "-",
+        stdin="return len((await tools.read(path='n.txt')).splitlines())",
+    )
+    assert done.returncode == 0
+    assert done.stdout.strip() == "2"
+
+
+def test_json_output_is_the_whole_result() -> None:
+    """--json prints the ExecResult model."""
+    done = fabric("exec", "--json", "-", stdin="print('hi')\nreturn [1, 2]")
+    result = json.loads(done.stdout)
+    assert result["ok"] is True and result["value"] == [1, 2] and result["logs"] == "hi\n"
+    assert set(result["timings"]) == {"compile_ms", "run_ms", "total_ms"}
+
+
+def test_failed_snippet_exits_one_with_the_error() -> None:
+    """A failing snippet prints the model-facing error and exits 1."""
+    done = fabric("exec", "-", stdin="x = 1\n1 / 0")
+    assert done.returncode == 1
+    assert "ZeroDivisionError: division by zero (line 2)" in done.stdout
+
+
+def test_timeout_flag() -> None:
+    """--timeout sets the wall-clock limit."""
+    done = fabric("exec", "--timeout", "0.5", "-", stdin="while True:\n    pass")
+    assert done.returncode == 1
+    assert "0.5 s" in done.stdout
+
+
+def test_missing_file_is_a_usage_error() -> None:
+    """A snippet file that does not exist is reported on stderr with exit status 2."""
+    done = fabric("exec", "no/such/file.py")
+    assert done.returncode == 2
+    assert "cannot read snippet file" in done.stderr
+
+
+def test_bad_limit_is_a_usage_error() -> None:
+    """An out-of-range limit names the option."""
+    done = fabric("exec", "--memory", "1", "-", stdin="return 1")
+    assert done.returncode == 2
+    assert "memory_mb" in done.stderr

@@ -1,0 +1,72 @@
+"""The host <-> worker framing, property-tested."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from runtime.worker import WireError
+from runtime.worker import _wire as wire
+
+plain = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text()
+    | st.binary(),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=10), inner, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@given(plain)
+def test_json_frames_round_trip_plain_data(value: object) -> None:
+    """Plain data, bytes included, survives the worker -> host codec."""
+    frame = wire.encode_json({"v": value})
+    length, codec = wire.HEADER.unpack(frame[: wire.HEADER.size])
+    assert length == len(frame) - wire.HEADER.size
+    assert wire.decode(codec, frame[wire.HEADER.size :], trust_marshal=False) == {"v": value}
+
+
+@given(plain)
+def test_marshal_frames_round_trip(value: object) -> None:
+    """The host -> worker codec carries the same data."""
+    frame = wire.encode_marshal(value)
+    assert wire.decode(frame[4], frame[wire.HEADER.size :], trust_marshal=True) == value
+
+
+def test_host_refuses_marshal_from_the_worker() -> None:
+    """Marshal is only accepted by the side that trusts its peer."""
+    frame = wire.encode_marshal({"op": "result"})
+    with pytest.raises(WireError, match="not accepted"):
+        wire.decode(frame[4], frame[wire.HEADER.size :], trust_marshal=False)
+
+
+@given(st.binary(max_size=200))
+def test_garbage_json_is_a_wire_error(body: bytes) -> None:
+    """Undecodable bodies raise WireError, never anything else."""
+    try:
+        wire.decode_json(body)
+    except WireError:
+        pass
+
+
+def test_deeply_nested_json_is_a_wire_error() -> None:
+    """A nesting bomb is refused cleanly."""
+    with pytest.raises(WireError):
+        wire.decode_json(b"[" * 100_000 + b"]" * 100_000)
+
+
+def test_oversized_frame_is_refused_before_reading() -> None:
+    """The size cap is checked against the header, before the body is read."""
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(wire.HEADER.pack(10**9, wire.JSON))
+        with pytest.raises(WireError, match="exceeds"):
+            wire.recv_frame(b, max_bytes=1024, trust_marshal=False)

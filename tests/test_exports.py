@@ -1,0 +1,34 @@
+"""Each package exports a fixed public surface from its __init__."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import fabric
+import runtime
+import runtime.worker
+
+
+def test_fabric_exports() -> None:
+    """fabric's public names all resolve."""
+    assert sorted(fabric.__all__) == sorted(set(fabric.__all__))
+    for name in fabric.__all__:
+        assert getattr(fabric, name) is not None
+
+
+def test_runtime_exports_resolve_lazily() -> None:
+    """runtime's names load on first use."""
+    for name in runtime.__all__:
+        assert getattr(runtime, name) is not None
+
+
+def test_worker_side_stays_lean() -> None:
+    """The process that forks workers imports neither pydantic, rich, libcst nor fabric."""
+    code = (
+        "import sys, runtime.worker._zygote\n"
+        "heavy = [m for m in ('pydantic', 'rich', 'libcst', 'fabric', 'jsonschema') if m in sys.modules]\n"
+        "print(heavy)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
