@@ -39,7 +39,23 @@ _EXPORTS = {
     "Sandbox": "runtime._sandbox",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "NAMESPACES",
+    "CompileIssue",
+    "ErrorKind",
+    "ExecError",
+    "ExecResult",
+    "Limits",
+    "ProviderCallError",
+    "ProviderHost",
+    "Sandbox",
+    "SandboxClosed",
+    "SandboxError",
+    "SandboxUnavailable",
+    "Timings",
+    "render_error",
+    "render_value",
+]
 
 
 def __getattr__(name: str) -> Any:

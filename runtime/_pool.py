@@ -18,6 +18,7 @@ from runtime._errors import SandboxClosed, SandboxUnavailable
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 _CONTROL_MAX = 4096
+_STREAM_LIMIT = 16 * 1024 * 1024  # read big frames without flow-control stalls
 
 
 class Worker:
@@ -164,7 +165,7 @@ class WorkerPool:
             worker_end.close()
         try:
             pid = await future
-            reader, writer = await asyncio.open_unix_connection(sock=host_end)
+            reader, writer = await asyncio.open_unix_connection(sock=host_end, limit=_STREAM_LIMIT)
         except BaseException:
             host_end.close()
             raise

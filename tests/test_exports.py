@@ -27,8 +27,8 @@ def test_worker_side_stays_lean() -> None:
     """The process that forks workers imports neither pydantic, rich, libcst nor fabric."""
     code = (
         "import sys, runtime.worker._zygote\n"
-        "heavy = [m for m in ('pydantic', 'rich', 'libcst', 'fabric', 'jsonschema') if m in sys.modules]\n"
-        "print(heavy)"
+        "heavy = ('pydantic', 'rich', 'libcst', 'fabric', 'jsonschema')\n"
+        "print([m for m in heavy if m in sys.modules])"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

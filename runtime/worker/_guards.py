@@ -20,7 +20,8 @@ import types
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
-from RestrictedPython.Guards import guarded_unpack_sequence, safe_builtins
+from RestrictedPython.Guards import guarded_unpack_sequence as _rp_unpack_sequence
+from RestrictedPython.Guards import safe_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 _INTERNAL_TYPES = (
@@ -93,7 +94,7 @@ class _SafeFormatter(string.Formatter):
     """str.format whose field walks go through the same guards as snippet code."""
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
-        import _string  # the C helper behind string.Formatter; imported only by trusted code
+        import _string  # type: ignore[import-not-found]  # C helper behind string.Formatter
 
         first, rest = _string.formatter_field_name_split(field_name)
         obj = self.get_value(first, args, kwargs)
@@ -149,11 +150,15 @@ def guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
     return _check_value(value, f"attribute {name!r}")
 
 
+_PLAIN_TYPES = frozenset({str, int, float, bool, type(None), list, dict, tuple, bytes, set})
+
+
 def guarded_getitem(obj: Any, key: Any) -> Any:
     """``obj[key]`` for snippet code."""
-    if isinstance(obj, _INTERNAL_TYPES):
-        raise _deny(f"indexing a {type(obj).__name__}", "interpreter internals")
-    return _check_value(obj[key], "this item")
+    value = obj[key]  # modules, frames and the like are not subscriptable
+    if type(value) in _PLAIN_TYPES:
+        return value
+    return _check_value(value, "this item")
 
 
 def guarded_iter(obj: Any) -> Iterator[Any]:
@@ -168,6 +173,12 @@ def guarded_aiter(obj: Any) -> Any:
     if isinstance(obj, _INTERNAL_TYPES):
         raise _deny(f"iterating a {type(obj).__name__}", "interpreter internals")
     return obj
+
+
+def guarded_unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> list[Any]:
+    """``a, (b, c) = value``: unpack through the iteration guard, nested levels included."""
+    result: list[Any] = _rp_unpack_sequence(it, spec, _getiter_)  # type: ignore[no-untyped-call]
+    return result
 
 
 def guarded_iter_unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Iterator[Any]:
@@ -209,7 +220,7 @@ _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
 
 def make_write_guard(classes: SnippetClasses) -> Callable[[Any], Any]:
     def guarded_write(obj: Any) -> Any:
-        if isinstance(obj, type) or isinstance(obj, _INTERNAL_TYPES):
+        if isinstance(obj, (type, *_INTERNAL_TYPES)):
             raise _deny(f"writing to {getattr(obj, '__name__', type(obj).__name__)}", "read-only")
         if classes.owns_instance(obj) or type(obj) in _WRITABLE_CONTAINERS:
             return obj
@@ -291,7 +302,8 @@ def _guarded_minmax(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _reversed(seq: Any) -> Iterator[Any]:
     if isinstance(seq, _INTERNAL_TYPES):
         raise _deny(f"iterating a {type(seq).__name__}", "interpreter internals")
-    return reversed(seq)
+    backwards: Iterator[Any] = reversed(seq)
+    return backwards
 
 
 _PLAIN_BUILTINS = (

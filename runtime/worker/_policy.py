@@ -3,8 +3,9 @@
 ``compile_snippet(code)`` parses the snippet, turns a trailing expression into the return
 value, applies :class:`SnippetPolicy` (RestrictedPython's transformer plus async syntax and a
 plain ``print``), and wraps the statements into ``async def <main>()`` so that top-level
-``await`` works. Names bound at the top level are declared ``global`` in the wrapper, so the
-snippet keeps module semantics: its own functions see and update them.
+``await`` works. Names bound at the top level stay fast locals of the wrapper; a snippet
+function that declares one of them ``global`` gets ``nonlocal`` instead, so the snippet keeps
+module semantics (its functions see and update its top-level names) at local-variable speed.
 
 Problems are returned together as :class:`CompileProblem` rows, never raised.
 """
@@ -32,7 +33,7 @@ class CompileProblem:
     column: int | None
 
 
-class SnippetPolicy(RestrictingNodeTransformer):  # type: ignore[misc]
+class SnippetPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy, admitting async syntax and leaving ``print`` to builtins."""
 
     def visit_Name(self, node: ast.Name) -> Any:
@@ -133,6 +134,24 @@ class _TopLevelNames(ast.NodeVisitor):
         self.names.update(node.names)
 
 
+class _GlobalToNonlocal(ast.NodeTransformer):
+    """In nested functions, ``global x`` for a top-level name of the snippet becomes
+    ``nonlocal x``: top-level names are locals of the wrapper function."""
+
+    def __init__(self, top_level: set[str]) -> None:
+        self.top_level = top_level
+
+    def visit_Global(self, node: ast.Global) -> Any:
+        local = [n for n in node.names if n in self.top_level]
+        other = [n for n in node.names if n not in self.top_level]
+        out: list[ast.stmt] = []
+        if local:
+            out.append(ast.copy_location(ast.Nonlocal(names=local), node))
+        if other:
+            out.append(ast.copy_location(ast.Global(names=other), node))
+        return out
+
+
 class _YieldFinder(ast.NodeVisitor):
     """Finds a ``yield`` at the snippet's top level, which would make the body a generator."""
 
@@ -200,11 +219,21 @@ def compile_snippet(code: str) -> tuple[CodeType | None, list[CompileProblem]]:
 
     collector = _TopLevelNames()
     for stmt in tree.body:
-        collector.visit(stmt)
+        if not isinstance(stmt, ast.Global):
+            collector.visit(stmt)
+    renamer = _GlobalToNonlocal(collector.names)
     wrapper_body: list[ast.stmt] = []
-    if collector.names:
-        wrapper_body.append(ast.Global(names=sorted(collector.names)))
-    wrapper_body.extend(tree.body or [ast.Pass()])
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Global):
+            continue  # a no-op at module level; invalid beside locals of the same name
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            stmt = renamer.visit(stmt)
+        else:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                    renamer.visit(node)
+        wrapper_body.append(stmt)
+    wrapper_body = wrapper_body or [ast.Pass()]
     main = ast.AsyncFunctionDef(
         name=MAIN,
         args=ast.arguments(

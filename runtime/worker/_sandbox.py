@@ -22,8 +22,6 @@ import time
 from types import TracebackType
 from typing import Any, NoReturn
 
-from RestrictedPython.Guards import guarded_unpack_sequence
-
 from runtime.worker import _wire
 from runtime.worker._channel import CallLimitError, Channel, Namespace
 from runtime.worker._guards import (
@@ -38,6 +36,7 @@ from runtime.worker._guards import (
     guarded_getitem,
     guarded_iter,
     guarded_iter_unpack_sequence,
+    guarded_unpack_sequence,
     inplacevar,
     make_write_guard,
 )
@@ -48,6 +47,7 @@ NAMESPACES = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
 MAX_EXEC_MESSAGE = 64 * 1024 * 1024
 _NOBODY = 65534
 _MAX_FDS = 16
+_STREAM_LIMIT = 16 * 1024 * 1024  # read big frames without flow-control stalls
 
 
 class Output:
@@ -94,7 +94,7 @@ def confine(sock: socket.socket) -> None:
     null = os.open(os.devnull, os.O_RDWR)  # fd 0: keeps 0-2 from being reused by sockets
     for fd in (1, 2):
         os.dup2(null, fd)
-    sys.stdin = sys.stdout = sys.stderr = None  # type: ignore[assignment]
+    sys.stdin = sys.stdout = sys.stderr = None
     if os.geteuid() == 0:
         os.setgroups([])
         os.setgid(_NOBODY)
@@ -358,7 +358,7 @@ def _encode_result(result: dict[str, Any], limits: dict[str, Any]) -> bytes:
 
 
 async def _serve(sock: socket.socket) -> None:
-    reader, writer = await asyncio.open_unix_connection(sock=sock)
+    reader, writer = await asyncio.open_unix_connection(sock=sock, limit=_STREAM_LIMIT)
     writer.transport.set_write_buffer_limits(high=0)  # drain() waits until all is sent
     resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
     prepared = Prepared()

@@ -50,7 +50,7 @@ def encode_json(message: object) -> bytes:
     return HEADER.pack(len(body), JSON) + body
 
 
-def encode_marshal(message: object) -> bytes:
+def encode_marshal(message: Any) -> bytes:
     """Frame ``message`` with marshal. Raises ValueError on unmarshallable data."""
     body = marshal.dumps(message)
     return HEADER.pack(len(body), MARSHAL) + body

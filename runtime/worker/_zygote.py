@@ -13,6 +13,7 @@ millisecond.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -125,10 +126,8 @@ class Zygote:
 
     def shutdown(self) -> NoReturn:
         for pid in self.children:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
         os._exit(0)
 
 

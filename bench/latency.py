@@ -1,0 +1,258 @@
+"""Latency and throughput of the sandbox, side by side with plain CPython and peers.
+
+    python bench/latency.py [--quick]
+
+Prints one table per target of issue "Sandboxed runtime": end-to-end latency of a trivial
+snippet on a warm runtime (beside pydantic-monty in a fresh session, when installed), the
+workloads beside a plain ``exec`` of the same code (and smolagents / monty when installed),
+provider round trips, and the rate at which a 20 MB tool result enters the sandbox. Ratios
+are computed within this one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fabric import Fabric, Limits, ProviderRegistry
+
+console = Console()
+
+# Each workload is (body, final expression); the snippet is body + "return <expr>".
+WORKLOADS: dict[str, tuple[str, str]] = {
+    "cpu loop (3M iterations)": (
+        "total = 0\nfor i in range(3_000_000):\n    total += i * i % 7\n",
+        "total",
+    ),
+    "100k-dict filter and sort": (
+        "rows = [{'id': i, 'score': (i * 7919) % 1000, 'name': 'n' + str(i)} for i in range(100_000)]\n"
+        "kept = [r for r in rows if r['score'] > 500]\n"
+        "kept = sorted(kept, key=lambda r: r['score'])\n",
+        "len(kept)",
+    ),
+    "5 MB json.loads": (
+        "import json\n"
+        "text = json.dumps([{'id': i, 'tags': ['a', 'b'], 'v': i * 0.5} for i in range(110_000)])\n"
+        "data = json.loads(text)\n",
+        "[len(text), len(data)]",
+    ),
+    "10 MB text split and count": (
+        "text = 'lorem ipsum dolor sit amet\\n' * 400_000\nwords = text.split()\n",
+        "[len(text), len(words), text.count('dolor')]",
+    ),
+}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def plain_exec(body: str, expr: str) -> Callable[[], Any]:
+    source = "def main():\n" + textwrap.indent(body + f"return {expr}\n", "    ")
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<plain>", "exec"), namespace)
+    main: Callable[[], Any] = namespace["main"]
+    return main
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> float:
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs)
+
+
+def monty_runner() -> Callable[[str], Any] | None:
+    try:
+        import pydantic_monty
+    except ImportError:
+        return None
+    pool = pydantic_monty.Monty(min_processes=1).__enter__()
+
+    def run(code: str) -> Any:
+        with pool.checkout() as session:
+            return session.feed_run(code)
+
+    return run
+
+
+def smolagents_runner() -> Callable[[str], Any] | None:
+    try:
+        from smolagents.local_python_executor import LocalPythonExecutor
+    except ImportError:
+        return None
+
+    def run(code: str) -> Any:
+        executor = LocalPythonExecutor(additional_authorized_imports=["json"])
+        executor.send_tools({})
+        return executor(code)
+
+    return run
+
+
+def peer_time(run: Callable[[str], Any] | None, code: str, repeat: int) -> str:
+    if run is None:
+        return "not installed"
+    try:
+        return f"{timed(lambda: run(code), repeat) * 1000:.1f} ms"
+    except Exception as exc:
+        return f"error: {type(exc).__name__}: {str(exc)[:60]}"
+
+
+async def trivial_latency(fab: Fabric, n: int, gap_s: float) -> list[float]:
+    samples = []
+    for _ in range(n):
+        if gap_s:
+            await asyncio.sleep(gap_s)
+        start = time.perf_counter()
+        result = await fab.exec("return 1 + 1")
+        samples.append((time.perf_counter() - start) * 1000)
+        assert result.value == 2, result.text
+    return samples
+
+
+async def bench_trivial(fab: Fabric, n: int) -> None:
+    warm = await trivial_latency(fab, n, gap_s=0.01)
+    burst = await trivial_latency(fab, n, gap_s=0.0)
+    monty = monty_runner()
+    monty_samples = []
+    if monty is not None:
+        for _ in range(n):
+            start = time.perf_counter()
+            monty("1 + 1")
+            monty_samples.append((time.perf_counter() - start) * 1000)
+    table = Table(title='fab.exec("return 1 + 1"), end to end')
+    for col in ("runner", "p50 ms", "p90 ms", "vs monty p50"):
+        table.add_column(col)
+    monty_p50 = statistics.median(monty_samples) if monty_samples else None
+
+    def row(name: str, samples: list[float]) -> None:
+        p50 = statistics.median(samples)
+        ratio = f"{p50 / monty_p50:.2f}x" if monty_p50 else "-"
+        table.add_row(name, f"{p50:.3f}", f"{percentile(samples, 0.9):.3f}", ratio)
+
+    row("fabric, warm (spare worker ready)", warm)
+    row("fabric, back to back (spares exhausted)", burst)
+    if monty_samples:
+        row("pydantic-monty, fresh session", monty_samples)
+    else:
+        table.add_row("pydantic-monty", "not installed", "", "")
+    console.print(table)
+    console.print("target: warm p50 <= 1 ms and no slower than pydantic-monty\n")
+
+
+async def bench_workloads(fab: Fabric, repeat: int) -> None:
+    smol = smolagents_runner()
+    monty = monty_runner()
+    table = Table(title="workloads: fabric end to end vs plain CPython exec of the same code")
+    for col in ("workload", "plain exec", "fabric", "ratio", "smolagents", "pydantic-monty"):
+        table.add_column(col)
+    for name, (body, expr) in WORKLOADS.items():
+        plain = plain_exec(body, expr)
+        expected = plain()
+        snippet = body + f"return {expr}\n"
+        fabric_runs = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            result = await fab.exec(snippet)
+            fabric_runs.append(time.perf_counter() - start)
+            assert result.ok and result.value == expected, result.text
+        plain_s = timed(plain, repeat)
+        fabric_s = statistics.median(fabric_runs)
+        expression_form = body + f"{expr}\n"
+        table.add_row(
+            name,
+            f"{plain_s * 1000:.1f} ms",
+            f"{fabric_s * 1000:.1f} ms",
+            f"{fabric_s / plain_s:.2f}x",
+            peer_time(smol, expression_form, 1),
+            peer_time(monty, expression_form, 1),
+        )
+    console.print(table)
+    console.print("target: fabric at most 1.15x plain exec\n")
+
+
+async def bench_providers(workspace: Path, n: int) -> None:
+    registry = ProviderRegistry()
+    arrivals: list[float] = []
+    big = "x" * (20 * 1024 * 1024)
+    marks: dict[str, float] = {}
+
+    async def ping(i: int) -> int:
+        arrivals.append(time.perf_counter())
+        return i
+
+    async def blob() -> str:
+        marks["sent"] = time.perf_counter()
+        return big
+
+    async def mark() -> None:
+        marks["received"] = time.perf_counter()
+
+    for func in (ping, blob, mark):
+        registry.register("extensions", func.__name__, func)
+    async with Fabric(
+        workspace=workspace, registry=registry, limits=Limits(max_calls=n + 10)
+    ) as fab:
+        await asyncio.sleep(0.1)
+        result = await fab.exec(f"for i in range({n}):\n    await extensions.ping(i=i)\nreturn 1")
+        assert result.ok, result.text
+        trips = [(b - a) * 1000 for a, b in itertools.pairwise(arrivals)]
+        rates = []
+        for _ in range(5):
+            await asyncio.sleep(0.05)
+            result = await fab.exec(
+                "t = await extensions.blob()\nawait extensions.mark()\nreturn len(t)"
+            )
+            assert result.value == len(big), result.text
+            rates.append(len(big) / (marks["received"] - marks["sent"]) / 1e6)
+    table = Table(title="provider calls")
+    for col in ("measure", "value", "target"):
+        table.add_column(col)
+    table.add_row(
+        "round trip snippet -> host -> snippet, p50",
+        f"{statistics.median(trips):.3f} ms",
+        "<= 0.2 ms",
+    )
+    table.add_row("round trip p90", f"{percentile(trips, 0.9):.3f} ms", "")
+    table.add_row(
+        "20 MB tool result into the sandbox, median",
+        f"{statistics.median(rates):.0f} MB/s",
+        ">= 200 MB/s",
+    )
+    console.print(table)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args()
+    n, repeat = (100, 3) if args.quick else (400, 5)
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp)
+        async with Fabric(workspace=workspace, limits=Limits(timeout_s=120, memory_mb=2048)) as fab:
+            await asyncio.sleep(0.2)
+            await bench_trivial(fab, n)
+            await bench_workloads(fab, repeat)
+        await bench_providers(workspace, 2000)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
