@@ -106,6 +106,7 @@ class _Calls:
         self._limits = limits
         self._gate = asyncio.Semaphore(limits.max_concurrent_calls)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._write_lock = asyncio.Lock()
         self.count = 0
 
     def dispatch(self, raw: Any) -> None:
@@ -122,17 +123,13 @@ class _Calls:
 
     async def _serve(self, call: _Call) -> None:
         async with self._gate:
-            reply = await self._answer(call)
-        try:
-            frame = _wire.encode_marshal(reply)
-        except ValueError:
-            frame = _wire.encode_marshal(
-                _failure(call.id, "bad_result", "the provider returned data that is not plain data")
-            )
-        if not self._writer.is_closing():
-            self._writer.write(frame)
+            frame = await self._answer(call)
+        async with self._write_lock:  # frames must not interleave
+            if not self._writer.is_closing():
+                await _wire.write_frame(self._writer, frame)
 
-    async def _answer(self, call: _Call) -> dict[str, Any]:
+    async def _answer(self, call: _Call) -> bytes:
+        """The reply frame: the value, or an error the snippet sees as ToolError."""
         qualified = f"{call.ns}.{call.name}"
         if call.ns not in NAMESPACES:
             return _failure(call.id, "unknown_namespace", f"{call.ns} is not a namespace")
@@ -141,19 +138,17 @@ class _Calls:
         except ProviderCallError as exc:
             return _failure(call.id, exc.code, exc.message)
         except Exception as exc:  # a provider's bug must not take the host down
-            return _failure(
-                call.id, "provider_failed", f"{qualified} failed: {type(exc).__name__}: {exc}"
-            )
+            message = f"{qualified} failed: {type(exc).__name__}: {exc}"
+            return _failure(call.id, "provider_failed", message)
         try:
-            _wire.encode_marshal(value)
+            return _wire.encode_marshal({"id": call.id, "ok": True, "value": value})
         except ValueError:
-            try:
-                value = _plain(value)
-            except (TypeError, ValueError) as exc:
-                return _failure(
-                    call.id, "bad_result", f"{qualified} returned non-plain data: {exc}"
-                )
-        return {"id": call.id, "ok": True, "value": value}
+            pass
+        try:
+            value = _plain(value)
+        except (TypeError, ValueError, RecursionError) as exc:
+            return _failure(call.id, "bad_result", f"{qualified} returned non-plain data: {exc}")
+        return _wire.encode_marshal({"id": call.id, "ok": True, "value": value})
 
     async def cancel(self) -> None:
         for task in list(self._tasks):
@@ -163,8 +158,10 @@ class _Calls:
                 await task
 
 
-def _failure(call_id: int, code: str, message: str) -> dict[str, Any]:
-    return {"id": call_id, "ok": False, "error": {"code": code, "message": message}}
+def _failure(call_id: int, code: str, message: str) -> bytes:
+    return _wire.encode_marshal(
+        {"id": call_id, "ok": False, "error": {"code": code, "message": message}}
+    )
 
 
 _SIGNAL_REASONS: dict[int, tuple[ErrorKind, str]] = {

@@ -370,8 +370,7 @@ async def _serve(sock: socket.socket) -> None:
     request = _wire.decode(codec, await reader.readexactly(length), trust_marshal=True)
     apply_limits(request["limits"], prepared.address_space)
     result = await _run(reader, writer, request, prepared)
-    writer.write(_encode_result(result, request["limits"]))
-    await writer.drain()
+    await _wire.write_frame(writer, _encode_result(result, request["limits"]))
     # Stay until the host hangs up: closing with replies still unread would reset the
     # connection and could cost the host the result it has not read yet.
     if prepared.channel is not None:

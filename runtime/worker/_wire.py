@@ -14,6 +14,7 @@ This module imports only the standard library: the worker side must fork cheaply
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import marshal
@@ -71,6 +72,25 @@ def decode(codec: int, body: bytes, *, trust_marshal: bool) -> Any:
     if codec == MARSHAL and trust_marshal:
         return marshal.loads(body)
     raise WireError(f"frame codec {codec!r} is not accepted here")
+
+
+SLICE = 1024 * 1024
+
+
+async def write_frame(writer: asyncio.StreamWriter, frame: bytes) -> None:
+    """Write a frame in 1 MiB slices, draining between them.
+
+    Handing asyncio one large buffer costs quadratic time on Python 3.11: the transport
+    shifts the unsent remainder down after every partial send.
+    """
+    if len(frame) <= SLICE:
+        writer.write(frame)
+        await writer.drain()
+        return
+    view = memoryview(frame)
+    for start in range(0, len(frame), SLICE):
+        writer.write(view[start : start + SLICE])
+        await writer.drain()
 
 
 def recv_exact(sock: Any, size: int) -> bytes:
