@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import time
 from collections.abc import Mapping, Sequence
@@ -177,12 +178,13 @@ _SIGNAL_REASONS: dict[int, tuple[ErrorKind, str]] = {
 
 
 def _crash_error(status: int, limits: Limits) -> ExecError:
-    import os
-
     if status >= 0 and os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         kind, reason = _SIGNAL_REASONS.get(sig, ("crash", "the worker died"))
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
         limit = limits.timeout_s if kind == "timeout" else None
         return ExecError(
             kind=kind,
@@ -219,7 +221,7 @@ _HINTS: dict[str, str] = {
 }
 
 
-def _failed(
+def failed_result(
     code: str,
     error: ExecError,
     timings: Timings,
@@ -284,7 +286,7 @@ async def execute(worker: Worker, code: str, providers: ProviderHost, limits: Li
                     error = ExecError(
                         **wire.model_dump(exclude={"problems"}), problems=tuple(wire.problems)
                     )
-                    return _failed(
+                    return failed_result(
                         code,
                         error,
                         spent,
@@ -311,7 +313,7 @@ async def execute(worker: Worker, code: str, providers: ProviderHost, limits: Li
             "wall-clock limit and was stopped",
             limit=limits.timeout_s,
         )
-        return _failed(code, error, timings(), calls=calls.count)
+        return failed_result(code, error, timings(), calls=calls.count)
     except ProtocolViolation as exc:
         worker.kill()
         error = ExecError(
@@ -320,14 +322,14 @@ async def execute(worker: Worker, code: str, providers: ProviderHost, limits: Li
             message=str(exc),
             hint="the worker was stopped; the next execution gets a fresh one",
         )
-        return _failed(code, error, timings(), calls=calls.count)
+        return failed_result(code, error, timings(), calls=calls.count)
     except (asyncio.IncompleteReadError, ConnectionError):
         try:
             status = await asyncio.wait_for(asyncio.shield(worker.exit_status), 2)
         except TimeoutError:
             worker.kill()
             status = -1
-        return _failed(code, _crash_error(status, limits), timings(), calls=calls.count)
+        return failed_result(code, _crash_error(status, limits), timings(), calls=calls.count)
     finally:
         worker.kill()
         await calls.cancel()

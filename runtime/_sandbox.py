@@ -5,8 +5,8 @@ from __future__ import annotations
 from types import TracebackType
 
 from runtime._errors import SandboxClosed
-from runtime._execution import ProviderHost, execute
-from runtime._models import ExecResult, Limits
+from runtime._execution import ProviderHost, execute, failed_result
+from runtime._models import ExecError, ExecResult, Limits, Timings
 from runtime._pool import WorkerPool
 
 MAX_CODE_BYTES = 1024 * 1024
@@ -36,9 +36,6 @@ class Sandbox:
         self, code: str, *, providers: ProviderHost, limits: Limits | None = None
     ) -> ExecResult:
         """Run ``code``; faults of the snippet come back in the result, never as exceptions."""
-        from runtime._execution import _failed
-        from runtime._models import ExecError, Timings
-
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, not {type(code).__name__}")
         if len(code.encode("utf-8", "surrogatepass")) > MAX_CODE_BYTES:
@@ -49,7 +46,7 @@ class Sandbox:
                 limit=MAX_CODE_BYTES,
                 hint="send a shorter snippet",
             )
-            return _failed(code, error, Timings())
+            return failed_result(code, error, Timings())
         await self.start()
         worker = await self._pool.acquire()
         try:

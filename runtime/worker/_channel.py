@@ -30,14 +30,12 @@ class Channel:
         writer: asyncio.StreamWriter,
         *,
         max_calls: int,
-        max_reply_bytes: int,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._max_calls = max_calls
-        self._max_reply_bytes = max_reply_bytes
         self._pump: asyncio.Task[None] | None = None
         self.calls = 0
 

@@ -248,9 +248,7 @@ async def _run(
             ),
         }
 
-    channel = Channel(
-        reader, writer, max_calls=int(limits["max_calls"]), max_reply_bytes=MAX_EXEC_MESSAGE
-    )
+    channel = Channel(reader, writer, max_calls=int(limits["max_calls"]))
     channel.start()
     prepared.channel = channel
     glb = prepared.globals
