@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import TracebackType
 
-from runtime._errors import SandboxClosed
+from runtime._errors import SandboxClosed, SandboxUnavailable
 from runtime._execution import ProviderHost, execute, failed_result
 from runtime._models import ExecError, ExecResult, Limits, Timings
 from runtime._pool import WorkerPool
@@ -21,6 +21,7 @@ class Sandbox:
 
     def __init__(self, *, limits: Limits | None = None, spares: int = 2) -> None:
         self.limits = limits or Limits()
+        self._spares = spares
         self._pool = WorkerPool(spares=spares)
         self._started = False
         self._closed = False
@@ -48,7 +49,14 @@ class Sandbox:
             )
             return failed_result(code, error, Timings())
         await self.start()
-        worker = await self._pool.acquire()
+        try:
+            worker = await self._pool.acquire()
+        except SandboxUnavailable:
+            # The zygote died (killed from outside, say): start a new one, once.
+            await self._pool.close()
+            self._pool = WorkerPool(spares=self._spares)
+            await self._pool.start()
+            worker = await self._pool.acquire()
         try:
             return await execute(worker, code, providers, limits or self.limits)
         finally:

@@ -117,3 +117,40 @@ async def test_oversized_snippet_is_refused_before_running(tight: Fabric) -> Non
     result = await tight.exec("x = 1\n" * 300_000)
     assert result.error is not None and result.error.kind == "limit"
     await still_serving(tight)
+
+
+def zygote_pids() -> list[int]:
+    import os
+
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if b"runtime.worker" in cmdline and ppid == os.getpid():
+            pids.append(int(entry))
+    return pids
+
+
+async def test_a_killed_worker_parent_is_replaced(workspace: Path) -> None:
+    """If the process that forks workers dies, the next execution starts a new one."""
+    import asyncio
+    import os
+    import signal
+
+    async with Fabric(workspace=workspace) as fab:
+        assert (await fab.exec("return 1")).ok
+        before = zygote_pids()
+        assert before
+        for pid in before:
+            os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.2)
+        result = await fab.exec("return 2")
+        assert result.ok and result.value == 2, result.text
+        assert set(zygote_pids()).isdisjoint(before)
