@@ -122,6 +122,18 @@ class _TopLevelNames(ast.NodeVisitor):
     def visit_Lambda(self, node: ast.Lambda) -> None:
         return None
 
+    def _comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> None:
+        # Loop variables are the comprehension's own; only walrus targets bind outside it.
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.NamedExpr) and isinstance(inner.target, ast.Name):
+                self.names.add(inner.target.id)
+        for generator in node.generators:
+            self.visit(generator.iter)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
     def visit_alias(self, node: ast.alias) -> None:
         self.names.add(node.asname or node.name.split(".")[0])
 

@@ -199,6 +199,26 @@ async def test_top_level_names_are_globals_for_local_functions(fab: Fabric) -> N
     assert await run_ok(fab, code) == 2
 
 
+async def test_global_of_a_name_bound_only_in_a_comprehension(fab: Fabric) -> None:
+    """A comprehension's loop variable is not a top-level name; `global` of it stays global."""
+    code = (
+        "squares = [r * r for r in range(3)]\n"
+        "def setr():\n    global r\n    r = 7\n"
+        "setr()\nreturn [squares, r]"
+    )
+    assert await run_ok(fab, code) == [[0, 1, 4], 7]
+
+
+async def test_walrus_in_a_comprehension_binds_at_top_level(fab: Fabric) -> None:
+    """`:=` inside a comprehension binds the snippet's own name, visible to its functions."""
+    code = (
+        "kept = [y for x in range(5) if (y := x * 2) > 4]\n"
+        "def last():\n    return y\n"
+        "return [kept, last()]"
+    )
+    assert await run_ok(fab, code) == [[6, 8], 8]
+
+
 async def test_classes_defined_by_the_snippet_are_writable(fab: Fabric) -> None:
     """Instances of snippet classes accept attribute writes."""
     code = (
