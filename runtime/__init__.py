@@ -16,17 +16,18 @@ if TYPE_CHECKING:
         SandboxError,
         SandboxUnavailable,
     )
-    from runtime._execution import NAMESPACES, ProviderHost
+    from runtime._execution import ProviderHost
     from runtime._models import CompileIssue, ErrorKind, ExecError, ExecResult, Limits, Timings
     from runtime._render import render_error, render_value
     from runtime._sandbox import Sandbox
+    from runtime.worker import NAMESPACES
 
 _EXPORTS = {
     "ProviderCallError": "runtime._errors",
     "SandboxClosed": "runtime._errors",
     "SandboxError": "runtime._errors",
     "SandboxUnavailable": "runtime._errors",
-    "NAMESPACES": "runtime._execution",
+    "NAMESPACES": "runtime.worker",
     "ProviderHost": "runtime._execution",
     "CompileIssue": "runtime._models",
     "ErrorKind": "runtime._models",

@@ -23,9 +23,8 @@ from runtime._errors import ProviderCallError
 from runtime._models import CompileIssue, ErrorKind, ExecError, ExecResult, Limits, Timings
 from runtime._pool import Worker
 from runtime._render import render_error, render_output
-from runtime.worker import _wire
+from runtime.worker import NAMESPACES, _wire
 
-NAMESPACES = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
 _MAX_FRAME_SLACK = 64 * 1024
 
 
@@ -80,13 +79,8 @@ class _Result(BaseModel):
 
 
 async def _read_frame(reader: asyncio.StreamReader, max_bytes: int) -> Any:
-    header = await reader.readexactly(_wire.HEADER.size)
-    length, codec = _wire.HEADER.unpack(header)
-    if length > max_bytes:
-        raise ProtocolViolation(f"the worker sent a {length}-byte message (cap {max_bytes})")
-    body = await reader.readexactly(length)
     try:
-        return _wire.decode(codec, body, trust_marshal=False)
+        return await _wire.read_frame(reader, max_bytes=max_bytes, trust_marshal=False)
     except _wire.WireError as exc:
         raise ProtocolViolation(str(exc)) from None
 

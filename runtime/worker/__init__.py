@@ -5,6 +5,7 @@ The host side lives in :mod:`runtime`; nothing here imports it.
 """
 
 from runtime.worker._policy import CompileProblem, compile_snippet
+from runtime.worker._sandbox import NAMESPACES
 from runtime.worker._wire import WireError
 
-__all__ = ["CompileProblem", "WireError", "compile_snippet"]
+__all__ = ["NAMESPACES", "CompileProblem", "WireError", "compile_snippet"]

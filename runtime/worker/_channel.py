@@ -16,6 +16,8 @@ from typing import Any
 from runtime.worker import _wire
 from runtime.worker._guards import ToolError
 
+_MAX_REPLY_BYTES = 1 << 40  # replies come from the trusted host; the memory limit bounds them
+
 
 class CallLimitError(Exception):
     """The snippet made more provider calls than its limit allows."""
@@ -50,10 +52,9 @@ class Channel:
     async def _read_replies(self) -> None:
         try:
             while True:
-                header = await self._reader.readexactly(_wire.HEADER.size)
-                length, codec = _wire.HEADER.unpack(header)
-                body = await self._reader.readexactly(length)
-                reply = _wire.decode(codec, body, trust_marshal=True)
+                reply = await _wire.read_frame(
+                    self._reader, max_bytes=_MAX_REPLY_BYTES, trust_marshal=True
+                )
                 future = self._pending.pop(reply["id"], None)
                 if future is not None and not future.done():
                     future.set_result(reply)

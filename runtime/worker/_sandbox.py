@@ -361,11 +361,7 @@ async def _serve(sock: socket.socket) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
     prepared = Prepared()
     await prepared.warm_up()
-    header = await reader.readexactly(_wire.HEADER.size)
-    length, codec = _wire.HEADER.unpack(header)
-    if length > MAX_EXEC_MESSAGE:
-        raise _wire.WireError("oversized exec message")
-    request = _wire.decode(codec, await reader.readexactly(length), trust_marshal=True)
+    request = await _wire.read_frame(reader, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True)
     apply_limits(request["limits"], prepared.address_space)
     result = await _run(reader, writer, request, prepared)
     await _wire.write_frame(writer, _encode_result(result, request["limits"]))

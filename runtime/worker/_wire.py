@@ -93,21 +93,9 @@ async def write_frame(writer: asyncio.StreamWriter, frame: bytes) -> None:
         await writer.drain()
 
 
-def recv_exact(sock: Any, size: int) -> bytes:
-    """Blocking read of exactly ``size`` bytes; EOFError when the peer closed."""
-    view = memoryview(bytearray(size))
-    got = 0
-    while got < size:
-        n = sock.recv_into(view[got:], size - got)
-        if n == 0:
-            raise EOFError("peer closed the connection")
-        got += n
-    return bytes(view)
-
-
-def recv_frame(sock: Any, *, max_bytes: int, trust_marshal: bool) -> Any:
-    """Blocking read and decode of one frame from a plain socket."""
-    length, codec = HEADER.unpack(recv_exact(sock, HEADER.size))
+async def read_frame(reader: asyncio.StreamReader, *, max_bytes: int, trust_marshal: bool) -> Any:
+    """Read and decode one frame; the size cap is checked against the header, before the body."""
+    length, codec = HEADER.unpack(await reader.readexactly(HEADER.size))
     if length > max_bytes:
         raise WireError(f"frame of {length} bytes exceeds the {max_bytes}-byte cap")
-    return decode(codec, recv_exact(sock, length), trust_marshal=trust_marshal)
+    return decode(codec, await reader.readexactly(length), trust_marshal=trust_marshal)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import socket
 
 import pytest
 from hypothesis import given
@@ -62,10 +62,19 @@ def test_deeply_nested_json_is_a_wire_error() -> None:
         wire.decode_json(b"[" * 100_000 + b"]" * 100_000)
 
 
-def test_oversized_frame_is_refused_before_reading() -> None:
+async def test_oversized_frame_is_refused_before_reading() -> None:
     """The size cap is checked against the header, before the body is read."""
-    a, b = socket.socketpair()
-    with a, b:
-        a.sendall(wire.HEADER.pack(10**9, wire.JSON))
-        with pytest.raises(WireError, match="exceeds"):
-            wire.recv_frame(b, max_bytes=1024, trust_marshal=False)
+    reader = asyncio.StreamReader()
+    reader.feed_data(wire.HEADER.pack(10**9, wire.JSON))
+    with pytest.raises(WireError, match="exceeds"):
+        await wire.read_frame(reader, max_bytes=1024, trust_marshal=False)
+
+
+async def test_frames_read_back_from_a_stream() -> None:
+    """A JSON frame written by the worker side reads back whole on the host side."""
+    reader = asyncio.StreamReader()
+    reader.feed_data(wire.encode_json({"op": "result", "value": b"\x00"}))
+    assert await wire.read_frame(reader, max_bytes=1024, trust_marshal=False) == {
+        "op": "result",
+        "value": b"\x00",
+    }
