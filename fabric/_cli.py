@@ -1,8 +1,8 @@
 """The ``fabric`` command line.
 
 ``fabric exec FILE|-`` runs a snippet and prints what the model would see; ``--json`` prints
-the whole result. The exit status is 0 when the snippet succeeded, 1 when it failed, and 2
-for a usage error.
+the whole result. ``fabric store ...`` looks after stored payloads. The exit status is 0 on
+success, 1 when the snippet (or store action) failed, and 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from fabric import __version__
+from fabric import __version__, _cli_store
 from fabric._errors import FabricError
 from fabric._session import Fabric
 from runtime import Limits, SandboxError
@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the whole result as JSON")
     run.add_argument("--timeout", type=float, help="wall-clock limit in seconds (default 30)")
     run.add_argument("--memory", type=int, help="memory limit in MiB (default 512)")
+    _cli_store.add_parser(commands)
     return parser
 
 
@@ -65,6 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "exec":
             return asyncio.run(_exec(args))
+        if args.command == "store":
+            return _cli_store.run(args)
     except (FabricError, SandboxError) as exc:
         _err.print(f"[bold red]error:[/] {exc}", markup=True)
         return 2

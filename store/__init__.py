@@ -1,4 +1,60 @@
-"""Content-addressed blob store, remembered facts and the ContextBank (upcoming).
+"""Content-addressed store of payloads, and remembered facts.
+
+``Store`` keeps large results, error originals and explicit offloads under
+``<workspace>/.fabric/store/``, each addressable by a short handle across turns, processes and
+restarts; ``Facts`` keeps named project facts under ``<workspace>/.fabric/facts/``.
 
 Imports nothing from the other packages of Fabric.
 """
+
+from store._errors import (
+    BudgetExceeded,
+    IntegrityError,
+    InvalidName,
+    InvalidRequest,
+    NotFound,
+    StoreError,
+    StoreUnavailable,
+)
+from store._facts import FACTS_MAX_BYTES, Facts
+from store._models import (
+    CheckReport,
+    Chunk,
+    ContentType,
+    Entry,
+    Fact,
+    GcReport,
+    Recall,
+    SearchHit,
+    SearchResult,
+    Source,
+    Usage,
+)
+from store._store import DEFAULT_TTL_MS, MAX_BYTES, Store, estimate_tokens
+
+__all__ = [
+    "DEFAULT_TTL_MS",
+    "FACTS_MAX_BYTES",
+    "MAX_BYTES",
+    "BudgetExceeded",
+    "CheckReport",
+    "Chunk",
+    "ContentType",
+    "Entry",
+    "Fact",
+    "Facts",
+    "GcReport",
+    "IntegrityError",
+    "InvalidName",
+    "InvalidRequest",
+    "NotFound",
+    "Recall",
+    "SearchHit",
+    "SearchResult",
+    "Source",
+    "Store",
+    "StoreError",
+    "StoreUnavailable",
+    "Usage",
+    "estimate_tokens",
+]

@@ -32,3 +32,14 @@ def test_worker_side_stays_lean() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_store_exports_and_imports_nothing_of_fabric() -> None:
+    """store's names resolve, and importing it loads neither runtime, fabric nor analyzer."""
+    code = (
+        "import sys, store\n"
+        "assert all(getattr(store, n) is not None for n in store.__all__)\n"
+        "print([m for m in ('runtime', 'fabric', 'analyzer', 'rich') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

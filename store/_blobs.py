@@ -1,0 +1,228 @@
+"""Blob files: content addressed, written atomically, verified on every read.
+
+A blob lives at ``blobs/<first two hex digits>/<sha256>``. It is written to a temporary file in
+that same folder, flushed to disk, renamed into place and the folder flushed, so a reader sees
+either nothing or the whole payload. Besides the sha256 of the whole payload, the index keeps
+a digest of every 64 KiB chunk, so that reading a small range of a large blob verifies only
+the chunks it touches and a bit flip is never served.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import secrets
+import stat
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from store._errors import IntegrityError, StoreUnavailable
+
+CHUNK = 64 * 1024
+DIGEST = 32
+_TMP_PREFIX = ".tmp-"
+_PARALLEL_HASH = 4 * 1024 * 1024
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def digests(data: bytes) -> tuple[str, bytes]:
+    """The hex sha256 of ``data`` and the concatenated sha256 digests of its 64 KiB chunks."""
+    view = memoryview(data)
+    whole = hashlib.sha256()
+    if len(data) >= _PARALLEL_HASH:  # hashlib releases the GIL: hash the whole in parallel
+        thread = threading.Thread(target=whole.update, args=(view,))
+        thread.start()
+        chunks = b"".join(_chunk_digests(view))
+        thread.join()
+    else:
+        whole.update(view)
+        chunks = b"".join(_chunk_digests(view))
+    return whole.hexdigest(), chunks
+
+
+def _chunk_digests(view: memoryview) -> Iterator[bytes]:
+    for start in range(0, len(view), CHUNK):
+        yield hashlib.sha256(view[start : start + CHUNK]).digest()
+    if not view:
+        yield hashlib.sha256(b"").digest()
+
+
+def ensure_dir(path: Path) -> None:
+    """Create ``path`` with mode 0700, refusing to follow a symlink at that place."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+            raise StoreUnavailable(
+                f"{path} is a symlink or not a folder; the store refuses to follow it. "
+                "Remove it, or point the store at another workspace."
+            ) from None
+        if stat.S_IMODE(info.st_mode) != 0o700:
+            os.chmod(path, 0o700)
+    except OSError as exc:
+        raise unavailable(f"cannot create the folder {path}", exc) from None
+
+
+def unavailable(what: str, exc: OSError) -> StoreUnavailable:
+    """A StoreUnavailable that names the cause and what to do about it."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        fix = "the disk (or a quota) is full: free space or lower storeMaxBytes"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        fix = "permission denied: check the owner and mode of the workspace's .fabric folder"
+    else:
+        fix = exc.strerror or str(exc)
+    return StoreUnavailable(f"{what}: {fix}. Nothing already stored was changed.")
+
+
+class BlobFiles:
+    """The ``blobs/`` folder of a store."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root / "blobs"
+        self.quarantine_dir = root / "quarantine"
+        ensure_dir(self.root)
+
+    def path(self, sha256: str) -> Path:
+        return self.root / sha256[:2] / sha256
+
+    def present(self, sha256: str, size: int) -> bool:
+        """Whether a complete-looking blob is in place (its size is right)."""
+        try:
+            info = os.lstat(self.path(sha256))
+        except FileNotFoundError:
+            return False
+        return stat.S_ISREG(info.st_mode) and info.st_size == size
+
+    def write(self, sha256: str, data: bytes) -> None:
+        """Store ``data`` under its hash atomically, unless an intact-looking copy is there."""
+        if self.present(sha256, len(data)):
+            return
+        folder = self.root / sha256[:2]
+        ensure_dir(folder)
+        tmp = folder / f"{_TMP_PREFIX}{secrets.token_hex(8)}"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view[: 1 << 24]) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.rename(tmp, self.path(sha256))
+            _fsync_dir(folder)
+        except OSError as exc:
+            _unlink_quietly(tmp)
+            raise unavailable(f"cannot write a blob of {len(data)} bytes", exc) from None
+
+    def read(self, sha256: str, size: int, ref: str) -> bytes:
+        """The whole blob, after checking its sha256."""
+        data = self._read_at(sha256, size, 0, size, ref)
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise _corrupt(ref, sha256, "its bytes do not match its sha256")
+        return data
+
+    def read_chunks(
+        self, sha256: str, size: int, first: int, last: int, chunk_digests: bytes, ref: str
+    ) -> bytes:
+        """Chunks ``first`` to ``last`` (inclusive), each checked against its digest."""
+        start = first * CHUNK
+        data = self._read_at(sha256, size, start, min(size, (last + 1) * CHUNK) - start, ref)
+        view = memoryview(data)
+        for i in range(last - first + 1):
+            piece = view[i * CHUNK : (i + 1) * CHUNK]
+            if hashlib.sha256(piece).digest() != chunk_digests[i * DIGEST : (i + 1) * DIGEST]:
+                raise _corrupt(ref, sha256, f"chunk {first + i} does not match its digest")
+        return data
+
+    def iter_chunks(
+        self, sha256: str, size: int, chunk_digests: bytes, ref: str, group: int = 64
+    ) -> Iterator[bytes]:
+        """The blob in verified pieces of ``group`` chunks, first to last."""
+        count = max(1, -(-size // CHUNK))
+        for first in range(0, count, group):
+            last = min(count, first + group) - 1
+            digests_ = chunk_digests[first * DIGEST : (last + 1) * DIGEST]
+            yield self.read_chunks(sha256, size, first, last, digests_, ref)
+
+    def _read_at(self, sha256: str, size: int, offset: int, length: int, ref: str) -> bytes:
+        try:
+            fd = os.open(self.path(sha256), os.O_RDONLY | _NOFOLLOW)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise unavailable(f"cannot open the blob of {ref}", exc) from None
+        try:
+            actual = os.fstat(fd).st_size
+            if actual != size:
+                raise _corrupt(ref, sha256, f"it is {actual} bytes on disk, {size} were stored")
+            return os.pread(fd, length, offset) if length else b""
+        finally:
+            os.close(fd)
+
+    def unlink(self, sha256: str) -> bool:
+        return _unlink_quietly(self.path(sha256))
+
+    def quarantine(self, sha256: str) -> None:
+        """Move a corrupt blob aside (for inspection) so that a new put can write it afresh."""
+        ensure_dir(self.quarantine_dir)
+        try:
+            os.replace(self.path(sha256), self.quarantine_dir / sha256)
+        except OSError:
+            self.unlink(sha256)
+
+    def scan(self) -> Iterator[tuple[str, Path, os.stat_result]]:
+        """Every file under ``blobs/``: (name, path, lstat), blobs and temporary files alike."""
+        try:
+            shards = list(os.scandir(self.root))
+        except OSError:
+            return
+        for shard in shards:
+            if not shard.is_dir(follow_symlinks=False):
+                continue
+            try:
+                entries = list(os.scandir(shard.path))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    yield entry.name, Path(entry.path), entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+
+    @staticmethod
+    def is_temporary(name: str) -> bool:
+        return name.startswith(_TMP_PREFIX)
+
+    @staticmethod
+    def is_stale(info: os.stat_result, grace_s: float) -> bool:
+        return time.time() - info.st_mtime >= grace_s
+
+
+def _corrupt(ref: str, sha256: str, why: str) -> IntegrityError:
+    return IntegrityError(
+        f"the stored data of {ref} is corrupt on disk ({why}); it was not served and has been "
+        "moved aside. Run the producing call again to store a fresh copy.",
+        ref=ref,
+        sha256=sha256,
+    )
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _unlink_quietly(path: Path) -> bool:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True

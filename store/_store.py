@@ -1,0 +1,514 @@
+"""The Store: put payloads, get them back by handle, keep the whole within its budgets."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, TypeVar
+
+from store import _upkeep
+from store._blobs import CHUNK, DIGEST, BlobFiles, digests, ensure_dir
+from store._errors import (
+    BudgetExceeded,
+    IntegrityError,
+    InvalidRequest,
+    NotFound,
+    StoreUnavailable,
+)
+from store._models import (
+    CONTENT_TYPES,
+    CheckReport,
+    Chunk,
+    ContentType,
+    Entry,
+    GcReport,
+    SearchResult,
+    Source,
+    Usage,
+)
+from store._names import (
+    HEX_DIGITS,
+    check_handle,
+    check_name,
+    hash_prefix,
+    is_handle,
+    is_name,
+    make_handle,
+    slugify,
+    source_slug,
+)
+from store._schema import COLUMNS, SCHEMA, VERSION, bury, to_datetime, to_entry
+from store._search import scan
+from store._sqlite import Database
+
+DAY_MS = 24 * 3600 * 1000
+DEFAULT_TTL_MS = 7 * DAY_MS
+MAX_BYTES = 500 * 1024 * 1024
+"""The most a store may hold; ``max_bytes`` defaults to it and never exceeds it."""
+_JSON_SNIFF = 8 * 1024 * 1024
+_ARG_CHARS = 200
+_T = TypeVar("_T")
+_Entries = list[Entry]
+Order = Literal["recent", "created", "largest"]
+_ORDER_SQL = {"recent": "accessed DESC", "created": "created DESC", "largest": "bytes DESC"}
+
+
+def estimate_tokens(size: int) -> int:
+    """About four bytes per token: the estimate used when the caller does not count."""
+    return math.ceil(size / 4)
+
+
+class Store:
+    """Content-addressed payloads under ``<workspace>/.fabric/store/``.
+
+    ``put`` stores bytes once per sha256 and returns an ``Entry`` whose ``handle`` resolves to
+    exactly those bytes, across processes and restarts, until it expires (``ttl_ms``) or is
+    evicted to keep the store under ``max_bytes`` (least recently used first, never the entry
+    just put). Safe to use from several threads and processes at once.
+    """
+
+    def __init__(
+        self,
+        workspace: str | Path,
+        *,
+        ttl_ms: int = DEFAULT_TTL_MS,
+        max_bytes: int = MAX_BYTES,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not isinstance(ttl_ms, int) or ttl_ms <= 0:
+            raise InvalidRequest(f"ttl_ms must be a positive number of milliseconds, not {ttl_ms}")
+        if not isinstance(max_bytes, int) or not 0 < max_bytes <= MAX_BYTES:
+            raise InvalidRequest(
+                f"max_bytes must be between 1 and {MAX_BYTES} (500 MB), not {max_bytes}"
+            )
+        self.workspace = Path(workspace)
+        if not self.workspace.is_dir():
+            raise StoreUnavailable(
+                f"the workspace {self.workspace} is not a folder; create it or pass another one"
+            )
+        self.root = self.workspace / ".fabric" / "store"
+        ensure_dir(self.root.parent)
+        ensure_dir(self.root)
+        self.ttl_ms = ttl_ms
+        self.max_bytes = max_bytes
+        self._clock = clock
+        self._blobs = BlobFiles(self.root)
+        self._db = Database(self.root / "index.db", SCHEMA, VERSION)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _now(self) -> int:
+        return int(self._clock() * 1000)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def put(
+        self,
+        data: str | bytes | Any,
+        *,
+        tool: str = "put",
+        args: dict[str, Any] | None = None,
+        key: str | None = None,
+        content_type: ContentType | None = None,
+        tokens: int | None = None,
+        ttl_ms: int | None = None,
+    ) -> Entry:
+        """Store ``data`` (text, bytes, or any JSON value) and return its entry.
+
+        ``tool`` and ``args`` record how the data was made; they name the handle
+        (``read-app-log-3fa2b1c9``) unless a ``key`` is given, which then names it and can be
+        used in place of the handle. Putting the same source and bytes again returns the same
+        handle with a renewed expiry.
+        """
+        payload, ctype = _encode(data, content_type)
+        if key is not None:
+            check_name(key, what="key")
+        if len(payload) > self.max_bytes:
+            raise BudgetExceeded(
+                f"the payload is {len(payload)} bytes and the store holds at most "
+                f"{self.max_bytes}; store a smaller part (select or summarize it first)",
+                size=len(payload),
+                limit=self.max_bytes,
+            )
+        life = self.ttl_ms if ttl_ms is None else ttl_ms
+        if not isinstance(life, int) or life <= 0:
+            raise InvalidRequest(f"ttl_ms must be a positive number of milliseconds, not {life}")
+        source = _source(tool, args)
+        slug = slugify(key) if key is not None else source_slug(source.tool, source.args)
+        sha, chunks = digests(payload)
+        self._blobs.write(sha, payload)
+        with self._db.write() as conn:
+            # A concurrent gc may have removed the file as an orphan before our row existed;
+            # it cannot now, because we hold the write lock.
+            if not self._blobs.present(sha, len(payload)):
+                self._blobs.write(sha, payload)
+            conn.execute(
+                "INSERT OR IGNORE INTO blobs (sha256, bytes, chunks) VALUES (?, ?, ?)",
+                (sha, len(payload), chunks),
+            )
+            handle = _free_handle(conn, slug, sha)
+            now = self._now()
+            if key is not None:
+                conn.execute(
+                    "UPDATE entries SET key = NULL WHERE key = ? AND handle != ?", (key, handle)
+                )
+            conn.execute(
+                f"INSERT INTO entries ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (handle) DO UPDATE SET key = coalesce(excluded.key, key), "
+                "tool = excluded.tool, args = excluded.args, content_type = excluded.content_type,"
+                " tokens = excluded.tokens, accessed = excluded.accessed, "
+                "expires = excluded.expires",
+                (
+                    handle,
+                    key,
+                    source.tool,
+                    json.dumps(source.args, ensure_ascii=False),
+                    sha,
+                    ctype,
+                    len(payload),
+                    estimate_tokens(len(payload)) if tokens is None else max(0, int(tokens)),
+                    now,
+                    now,
+                    now + life,
+                ),
+            )
+            conn.execute("DELETE FROM gone WHERE handle = ?", (handle,))
+            _upkeep.expire(conn, self._blobs, now, limit=1000)
+            _upkeep.evict(conn, self._blobs, self.max_bytes, now, keep=handle)
+            row = conn.execute(f"SELECT {COLUMNS} FROM entries WHERE handle = ?", (handle,))
+            return to_entry(row.fetchone())
+
+    def delete(self, ref: str) -> Entry:
+        """Remove one entry (its blob goes when no other entry shares it); return what it was."""
+        with self._db.write() as conn:
+            entry = self._find(conn, ref)
+            bury(conn, [entry.handle], "deleted", self._now())
+            _upkeep.drop_blobs(conn, self._blobs, {entry.sha256})
+            return entry
+
+    def clear(self) -> int:
+        """Remove every entry and blob; return how many entries there were."""
+        with self._db.write() as conn:
+            handles = [h for (h,) in conn.execute("SELECT handle FROM entries")]
+            bury(conn, handles, "cleared", self._now())
+            shas = {sha for (sha,) in conn.execute("SELECT sha256 FROM blobs")}
+            _upkeep.drop_blobs(conn, self._blobs, shas)
+            return len(handles)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def stat(self, ref: str) -> Entry:
+        """The entry of a handle (or key), without reading its content."""
+        with self._db.read() as conn:
+            entry = self._find(conn, ref)
+        if entry.expires.timestamp() * 1000 <= self._now():
+            raise self._remove(entry, "expired")
+        return entry
+
+    def get(self, ref: str) -> bytes:
+        """The exact bytes stored under a handle (or key), verified against their sha256."""
+        entry = self.stat(ref)
+        data = self._guard(entry, lambda: self._blobs.read(entry.sha256, entry.bytes, ref))
+        self._touch(entry.handle)
+        return data
+
+    def get_text(self, ref: str) -> str:
+        """The content decoded as UTF-8 (undecodable bytes show as U+FFFD)."""
+        return self.get(ref).decode("utf-8", errors="replace")
+
+    def read_range(self, ref: str, offset: int = 0, length: int = 4096) -> Chunk:
+        """``length`` bytes from ``offset``; only the 64 KiB chunks touched are read and checked."""
+        if not isinstance(offset, int) or not isinstance(length, int) or offset < 0 or length < 0:
+            raise InvalidRequest(
+                f"offset and length must be whole numbers >= 0, not {offset!r} and {length!r}"
+            )
+        entry = self.stat(ref)
+        if offset > entry.bytes:
+            raise InvalidRequest(
+                f"offset {offset} is past the end of {entry.handle} ({entry.bytes} bytes); "
+                f"read from an offset below {entry.bytes}"
+            )
+        end = min(entry.bytes, offset + length)
+        data = b""
+        if end > offset:
+            first, last = offset // CHUNK, (end - 1) // CHUNK
+            with self._db.read() as conn:
+                row = conn.execute(
+                    "SELECT substr(chunks, ?, ?) FROM blobs WHERE sha256 = ?",
+                    (first * DIGEST + 1, (last - first + 1) * DIGEST, entry.sha256),
+                ).fetchone()
+            digests = row[0] if row else b""
+            block = self._guard(
+                entry,
+                lambda: self._blobs.read_chunks(
+                    entry.sha256, entry.bytes, first, last, digests, ref
+                ),
+            )
+            data = block[offset - first * CHUNK : end - first * CHUNK]
+        self._touch(entry.handle)
+        return Chunk(
+            handle=entry.handle,
+            offset=offset,
+            data=data,
+            total=entry.bytes,
+            next_offset=end if end < entry.bytes else None,
+        )
+
+    def iter_bytes(self, ref: str) -> Iterator[bytes]:
+        """The content in verified pieces of up to 4 MiB, for scanning large entries."""
+        entry = self.stat(ref)
+        digests = self._chunk_digests(entry.sha256)
+        pieces = self._blobs.iter_chunks(entry.sha256, entry.bytes, digests, ref)
+        while True:
+            piece = self._guard(entry, lambda: next(pieces, None))
+            if piece is None:
+                return
+            yield piece
+
+    def list(self, *, limit: int = 50, offset: int = 0, order: Order = "recent") -> list[Entry]:
+        """Live entries, most recently accessed first (or ``created``, ``largest``)."""
+        if order not in _ORDER_SQL:
+            raise InvalidRequest(f"order must be one of {', '.join(_ORDER_SQL)}, not {order!r}")
+        if limit < 0 or offset < 0:
+            raise InvalidRequest("limit and offset must be >= 0")
+        self._expire()
+        with self._db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {COLUMNS} FROM entries ORDER BY {_ORDER_SQL[order]}, handle "
+                "LIMIT ? OFFSET ?",
+                (limit, offset),
+            ).fetchall()
+        entries = [to_entry(row) for row in rows]
+        dangling = [e for e in entries if not self._blobs.present(e.sha256, e.bytes)]
+        for entry in dangling:
+            self._remove(entry, "missing")
+        return [e for e in entries if e not in dangling]
+
+    def search(
+        self,
+        query: str,
+        *,
+        handle: str | None = None,
+        max_hits: int = 20,
+        max_bytes: int = 256 * 1024 * 1024,
+        window: int = 120,
+    ) -> SearchResult:
+        """Lines of live payloads that contain ``query`` (case-insensitive, literal text).
+
+        Scans the most recently accessed entries first, or only ``handle``; stops after
+        ``max_hits`` hits or ``max_bytes`` bytes read, and says whether it covered everything.
+        """
+        if not isinstance(query, str) or not query.strip() or len(query) > 1000:
+            raise InvalidRequest("a search query must be non-empty text of at most 1000 characters")
+        if max_hits < 1 or max_bytes < 1 or not 20 <= window <= 2000:
+            raise InvalidRequest("max_hits and max_bytes must be >= 1, window 20 to 2000")
+        entries = [self.stat(handle)] if handle is not None else self._searchable()
+        return scan(self, query, entries, max_hits=max_hits, max_bytes=max_bytes, window=window)
+
+    def usage(self) -> Usage:
+        with self._db.read() as conn:
+            (entries,) = conn.execute("SELECT count(*) FROM entries").fetchone()
+            blobs, size = conn.execute("SELECT blobs, bytes FROM totals").fetchone()
+        return Usage(
+            entries=entries, blobs=blobs, bytes=size, max_bytes=self.max_bytes, ttl_ms=self.ttl_ms
+        )
+
+    # -- upkeep ------------------------------------------------------------------------------
+
+    def gc(self, *, verify: bool = False, temp_grace_s: float = 3600.0) -> GcReport:
+        """Expire, evict to budget, drop dangling rows and orphan files, and with ``verify``
+        re-hash every blob, moving corrupt ones aside. Temporary files of writes are removed
+        once older than ``temp_grace_s`` (a write may still be in progress before that)."""
+        with self._db.write() as conn:
+            return _upkeep.collect(
+                conn, self._blobs, self.max_bytes, self._now(), verify, temp_grace_s
+            )
+
+    def check(self, *, verify: bool = False) -> CheckReport:
+        """How consistent index and blobs are, changing nothing."""
+        with self._db.read() as conn:
+            return _upkeep.check(conn, self._blobs, verify)
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _find(self, conn: sqlite3.Connection, ref: str) -> Entry:
+        if not (isinstance(ref, str) and (is_handle(ref) or is_name(ref))):
+            check_handle(ref)
+        query = f"SELECT {COLUMNS} FROM entries WHERE {{}} = ?"
+        row = conn.execute(query.format("handle"), (ref,)).fetchone()
+        if row is None:
+            row = conn.execute(query.format("key"), (ref,)).fetchone()
+        if row is None:
+            raise self._not_found(conn, ref)
+        entry = to_entry(row)
+        if not entry.sha256.startswith(hash_prefix(entry.handle)):
+            raise StoreUnavailable(
+                f"the index row of {entry.handle} names another hash; the index was edited "
+                "outside Fabric. Run `fabric store clear` to start afresh."
+            )
+        return entry
+
+    def _not_found(self, conn: sqlite3.Connection, ref: str) -> NotFound:
+        row = conn.execute("SELECT reason, at, tool, args FROM gone WHERE handle = ?", (ref,))
+        gone = row.fetchone()
+        if gone is not None:
+            reason, at, tool, args = gone
+            source = str(Source(tool=tool, args=json.loads(args)))
+            when = to_datetime(at).strftime("%Y-%m-%d %H:%M UTC")
+            why = {
+                "expired": f"expired on {when} (entries live {self.ttl_ms // 3_600_000} hours)",
+                "evicted": f"was evicted on {when} to keep the store under {self.max_bytes} bytes",
+                "deleted": f"was deleted on {when}",
+                "cleared": f"was removed when the store was cleared on {when}",
+                "corrupt": f"was removed on {when} because its bytes were corrupt on disk",
+                "missing": f"lost its data on {when} (the file was removed outside Fabric)",
+            }.get(reason, f"is gone ({reason})")
+            return NotFound(
+                f"{ref} {why}. To get the data again, run {source} again.",
+                ref=ref,
+                reason=reason,
+                source=source,
+            )
+        recent = conn.execute("SELECT handle FROM entries ORDER BY accessed DESC LIMIT 2000")
+        close = difflib.get_close_matches(ref, [h for (h,) in recent], n=1, cutoff=0.75)
+        hint = f" Did you mean {close[0]}?" if close else ""
+        return NotFound(
+            f"no entry {ref} in this store.{hint} List live handles with `fabric store list`; "
+            "if the data was never stored here, run the call that produces it.",
+            ref=ref,
+            reason="unknown",
+        )
+
+    def _remove(self, entry: Entry, reason: str) -> NotFound:
+        """Bury an entry found expired or dangling; return the error that explains it."""
+        with self._db.write() as conn:
+            exists = conn.execute("SELECT 1 FROM entries WHERE handle = ?", (entry.handle,))
+            if exists.fetchone() is not None:
+                bury(conn, [entry.handle], reason, self._now())
+                _upkeep.drop_blobs(conn, self._blobs, {entry.sha256})
+            return self._not_found(conn, entry.handle)
+
+    def _guard(self, entry: Entry, read: Callable[[], _T]) -> _T:
+        """Run a blob read; a vanished or corrupt blob removes the entry and says so."""
+        try:
+            return read()
+        except FileNotFoundError:
+            raise self._remove(entry, "missing") from None
+        except IntegrityError:
+            self._quarantine(entry.sha256)
+            raise
+
+    def _quarantine(self, sha: str) -> None:
+        with self._db.write() as conn:
+            rows = conn.execute("SELECT handle FROM entries WHERE sha256 = ?", (sha,))
+            handles = [h for (h,) in rows]
+            bury(conn, handles, "corrupt", self._now())
+            conn.execute("DELETE FROM blobs WHERE sha256 = ?", (sha,))
+            self._blobs.quarantine(sha)
+
+    def _touch(self, handle: str) -> None:
+        with self._db.write() as conn:
+            conn.execute("UPDATE entries SET accessed = ? WHERE handle = ?", (self._now(), handle))
+
+    def _expire(self) -> None:
+        now = self._now()
+        with self._db.read() as conn:
+            (first,) = conn.execute("SELECT min(expires) FROM entries").fetchone()
+        if first is not None and first <= now:
+            with self._db.write() as conn:
+                _upkeep.expire(conn, self._blobs, now, limit=None)
+
+    def _searchable(self) -> _Entries:
+        self._expire()
+        with self._db.read() as conn:
+            rows = conn.execute(
+                f"SELECT {COLUMNS} FROM entries WHERE content_type != 'bytes' "
+                "ORDER BY accessed DESC, handle"
+            ).fetchall()
+        return [to_entry(row) for row in rows]
+
+    def _chunk_digests(self, sha: str) -> bytes:
+        with self._db.read() as conn:
+            row = conn.execute("SELECT chunks FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
+        return bytes(row[0]) if row else b""
+
+
+def _free_handle(conn: sqlite3.Connection, slug: str, sha: str) -> str:
+    """The handle for (slug, sha): 8 hex digits, more only if another payload has those."""
+    digits = HEX_DIGITS
+    while True:
+        handle = make_handle(slug, sha, digits)
+        row = conn.execute("SELECT sha256 FROM entries WHERE handle = ?", (handle,)).fetchone()
+        if row is None or row[0] == sha or digits >= 64:
+            return handle
+        digits += 4
+
+
+def _source(tool: str, args: dict[str, Any] | None) -> Source:
+    if not isinstance(tool, str) or not tool or len(tool) > 200:
+        raise InvalidRequest("tool must be a non-empty name of at most 200 characters")
+    clean: dict[str, Any] = {}
+    for name, value in (args or {}).items():
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        long = len(text) > _ARG_CHARS
+        clean[str(name)[:100]] = text[: _ARG_CHARS - 3] + "..." if long else json.loads(text)
+    return Source(tool=tool, args=clean)
+
+
+def _encode(data: Any, content_type: ContentType | None) -> tuple[bytes, ContentType]:
+    if content_type is not None and content_type not in CONTENT_TYPES:
+        raise InvalidRequest(
+            f"content_type must be one of {', '.join(CONTENT_TYPES)}, not {content_type!r}"
+        )
+    if isinstance(data, bytes | bytearray | memoryview):
+        payload = bytes(data)
+        if content_type is not None:
+            return payload, content_type
+        try:
+            text = payload.decode("utf-8")
+        except UnicodeDecodeError:
+            return payload, "bytes"
+        return payload, _sniff(text)
+    if isinstance(data, str):
+        try:
+            payload = data.encode("utf-8")
+        except UnicodeEncodeError:
+            payload = data.encode("utf-8", errors="surrogatepass")
+        return payload, content_type or _sniff(data)
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidRequest(
+            f"cannot store a {type(data).__name__}: pass text, bytes or a JSON value ({exc})"
+        ) from None
+    return text.encode("utf-8", errors="surrogatepass"), content_type or "json"
+
+
+def _sniff(text: str) -> ContentType:
+    head = text.lstrip()[:1]
+    if head not in ("{", "["):
+        return "text"
+    if len(text) > _JSON_SNIFF:
+        return "json" if text.rstrip()[-1:] in ("}", "]") else "text"
+    try:
+        json.loads(text)
+    except ValueError:
+        return "text"
+    return "json"

@@ -1,0 +1,76 @@
+"""`fabric store list|show|search|gc|clear` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from store import Store
+
+from .test_cli import fabric as run_cli
+
+
+def fabric(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, stdin="")  # never a terminal: clear must ask for --yes
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    with Store(tmp_path) as store:
+        store.put("line one\nERROR two\n", tool="tools.read", args={"path": "app.log"})
+        store.put({"rows": [1, 2, 3]}, tool="tools.query", key="rows")
+    return tmp_path
+
+
+def test_list_shows_a_table_and_json(workspace: Path) -> None:
+    table = fabric("store", "list", "--workspace", str(workspace))
+    assert table.returncode == 0 and "read-app-log-" in table.stdout and "2 entries" in table.stdout
+    listed = json.loads(fabric("store", "list", "--workspace", str(workspace), "--json").stdout)
+    assert {e["key"] for e in listed["entries"]} == {None, "rows"}
+    assert listed["usage"]["entries"] == 2
+
+
+def test_show_prints_the_source_and_head(workspace: Path) -> None:
+    shown = fabric("store", "show", "rows", "--workspace", str(workspace))
+    assert shown.returncode == 0 and "tools.query()" in shown.stdout
+    assert '{"rows":[1,2,3]}' in shown.stdout
+    as_json = json.loads(
+        fabric("store", "show", "rows", "--workspace", str(workspace), "--json").stdout
+    )
+    assert as_json["entry"]["key"] == "rows" and as_json["head"] == '{"rows":[1,2,3]}'
+    raw = fabric("store", "show", "rows", "--raw", "--workspace", str(workspace))
+    assert raw.stdout == '{"rows":[1,2,3]}'
+
+
+def test_search_finds_the_line(workspace: Path) -> None:
+    found = json.loads(
+        fabric("store", "search", "error", "--workspace", str(workspace), "--json").stdout
+    )
+    assert [(h["line"], h["text"]) for h in found["hits"]] == [(2, "ERROR two")]
+
+
+def test_unknown_handle_fails_with_the_reason(workspace: Path) -> None:
+    done = fabric("store", "show", "nope-12345678", "--workspace", str(workspace))
+    assert done.returncode == 1 and "no entry nope-12345678" in done.stderr
+    as_json = json.loads(
+        fabric("store", "show", "nope-12345678", "--workspace", str(workspace), "--json").stdout
+    )
+    assert as_json["error"]["type"] == "NotFound"
+
+
+def test_gc_reports_and_clear_needs_confirmation(workspace: Path) -> None:
+    gc = json.loads(
+        fabric("store", "gc", "--verify", "--workspace", str(workspace), "--json").stdout
+    )
+    assert gc["expired"] == 0 and gc["corrupt"] == 0
+    refused = fabric("store", "clear", "--workspace", str(workspace))
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    cleared = json.loads(
+        fabric("store", "clear", "--yes", "--workspace", str(workspace), "--json").stdout
+    )
+    assert cleared == {"cleared": 2}
+    with Store(workspace) as store:
+        assert store.usage().entries == 0
