@@ -17,6 +17,7 @@ import stat
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from store._errors import IntegrityError, StoreUnavailable
@@ -26,6 +27,8 @@ DIGEST = 32
 _TMP_PREFIX = ".tmp-"
 _PARALLEL_HASH = 4 * 1024 * 1024
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+_PARALLEL_UNLINK = 64
+_UNLINK_THREADS = 8
 
 
 def digests(data: bytes) -> tuple[str, bytes]:
@@ -166,6 +169,19 @@ class BlobFiles:
 
     def unlink(self, sha256: str) -> bool:
         return _unlink_quietly(self.path(sha256))
+
+    def unlink_many(self, shas: list[str]) -> None:
+        """Unlink many blobs; in threads when there are many, since each unlink waits on the
+        file system's journal and the kernel serves unlinks in different folders in parallel."""
+        if len(shas) < _PARALLEL_UNLINK:
+            for sha in shas:
+                self.unlink(sha)
+            return
+        ordered = sorted(shas)  # contiguous slices touch different shard folders
+        step = -(-len(ordered) // _UNLINK_THREADS)
+        slices = [ordered[i : i + step] for i in range(0, len(ordered), step)]
+        with ThreadPoolExecutor(max_workers=_UNLINK_THREADS) as pool:
+            list(pool.map(lambda part: [self.unlink(sha) for sha in part], slices))
 
     def quarantine(self, sha256: str) -> None:
         """Move a corrupt blob aside (for inspection) so that a new put can write it afresh."""

@@ -26,6 +26,7 @@ class Database:
     def __init__(self, path: Path, schema: str, version: int) -> None:
         self.path = path
         self.lock = threading.RLock()
+        self.closed = False
         _create_private(path)
         try:
             self.conn = sqlite3.connect(
@@ -59,6 +60,7 @@ class Database:
     def write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction, taken at once: concurrent writers queue instead of failing."""
         with self.lock:
+            self._check_open()
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
@@ -77,6 +79,7 @@ class Database:
     def read(self) -> Iterator[sqlite3.Connection]:
         """A consistent snapshot for several queries."""
         with self.lock:
+            self._check_open()
             try:
                 self.conn.execute("BEGIN")
                 try:
@@ -89,7 +92,12 @@ class Database:
 
     def close(self) -> None:
         with self.lock:
+            self.closed = True
             self.conn.close()
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise StoreUnavailable(f"{self.path} was closed; open the Store (or Facts) again")
 
     def _unavailable(self, exc: sqlite3.Error) -> StoreUnavailable:
         text = str(exc)

@@ -20,12 +20,12 @@ _PAGE = 500
 
 def drop_blobs(conn: sqlite3.Connection, blobs: BlobFiles, shas: set[str]) -> int:
     """Delete those of ``shas`` no entry references any more; return the bytes freed."""
-    freed = 0
-    for sha, size in unreferenced(conn, shas):
-        conn.execute("DELETE FROM blobs WHERE sha256 = ?", (sha,))
-        blobs.unlink(sha)
-        freed += size
-    return freed
+    dropped = unreferenced(conn, shas)
+    for start in range(0, len(dropped), _PAGE):
+        batch = [sha for sha, _ in dropped[start : start + _PAGE]]
+        conn.execute(f"DELETE FROM blobs WHERE sha256 IN ({','.join('?' * len(batch))})", batch)
+    blobs.unlink_many([sha for sha, _ in dropped])
+    return sum(size for _, size in dropped)
 
 
 def expire(conn: sqlite3.Connection, blobs: BlobFiles, now: int, limit: int | None) -> int:

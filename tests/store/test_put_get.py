@@ -6,10 +6,11 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from store import Store
+from store import Store, StoreUnavailable
 
 from .conftest import Clock
 
@@ -144,3 +145,11 @@ def test_list_orders_and_pages(tmp_path: Path, clock: Clock) -> None:
         store.get(small.handle)
         assert store.list(limit=1)[0].handle == small.handle
         assert store.list(limit=1, offset=1)[0].handle == big.handle
+
+
+def test_a_closed_store_says_so(tmp_path: Path) -> None:
+    """Using a Store after close() is a clear error, not a sqlite3 traceback."""
+    store = Store(tmp_path)
+    store.close()
+    with pytest.raises(StoreUnavailable, match="was closed"):
+        store.put("x")
