@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def scan(
     store: Store,
     query: str,
-    entries: list[Entry],
+    entries: Iterable[Entry],
     *,
     max_hits: int,
     max_bytes: int,

@@ -54,7 +54,6 @@ MAX_BYTES = 500 * 1024 * 1024
 _JSON_SNIFF = 8 * 1024 * 1024
 _ARG_CHARS = 200
 _T = TypeVar("_T")
-_Entries = list[Entry]
 Order = Literal["recent", "created", "largest"]
 _ORDER_SQL = {"recent": "accessed DESC", "created": "created DESC", "largest": "bytes DESC"}
 
@@ -319,7 +318,7 @@ class Store:
             raise InvalidRequest("a search query must be non-empty text of at most 1000 characters")
         if max_hits < 1 or max_bytes < 1 or not 20 <= window <= 2000:
             raise InvalidRequest("max_hits and max_bytes must be >= 1, window 20 to 2000")
-        entries = [self.stat(handle)] if handle is not None else self._searchable()
+        entries = iter([self.stat(handle)]) if handle is not None else self._searchable()
         return scan(self, query, entries, max_hits=max_hits, max_bytes=max_bytes, window=window)
 
     def usage(self) -> Usage:
@@ -435,14 +434,23 @@ class Store:
             with self._db.write() as conn:
                 _upkeep.expire(conn, self._blobs, now, limit=None)
 
-    def _searchable(self) -> _Entries:
+    def _searchable(self) -> Iterator[Entry]:
+        """Live text entries, most recently used first, fetched a page at a time so that a
+        search that stops early never loads the whole index."""
         self._expire()
-        with self._db.read() as conn:
-            rows = conn.execute(
-                f"SELECT {COLUMNS} FROM entries WHERE content_type != 'bytes' "
-                "ORDER BY accessed DESC, handle"
-            ).fetchall()
-        return [to_entry(row) for row in rows]
+        last: tuple[int, str] = (2**62, "")
+        while True:
+            with self._db.read() as conn:
+                rows = conn.execute(
+                    f"SELECT {COLUMNS} FROM entries WHERE content_type != 'bytes' AND "
+                    "(accessed, handle) < (?, ?) ORDER BY accessed DESC, handle DESC LIMIT 200",
+                    last,
+                ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield to_entry(row)
+            last = (rows[-1][9], rows[-1][0])
 
     def _chunk_digests(self, sha: str) -> bytes:
         with self._db.read() as conn:
