@@ -14,7 +14,8 @@ SCHEMA = """
 CREATE TABLE blobs (
     sha256 TEXT PRIMARY KEY,
     bytes INTEGER NOT NULL,
-    chunks BLOB NOT NULL
+    chunks BLOB NOT NULL,
+    crcs BLOB NOT NULL
 );
 CREATE TABLE entries (
     handle TEXT PRIMARY KEY,

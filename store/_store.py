@@ -151,7 +151,7 @@ class Store:
             raise InvalidRequest(f"ttl_ms must be a positive number of milliseconds, not {life}")
         source = _source(tool, args)
         slug = slugify(key) if key is not None else source_slug(source.tool, source.args)
-        sha, chunks = digests(payload)
+        sha, chunks, crcs = digests(payload)
         self._blobs.write(sha, payload)
         with self._db.write() as conn:
             # A concurrent gc may have removed the file as an orphan before our row existed;
@@ -159,8 +159,8 @@ class Store:
             if not self._blobs.present(sha, len(payload)):
                 self._blobs.write(sha, payload)
             conn.execute(
-                "INSERT OR IGNORE INTO blobs (sha256, bytes, chunks) VALUES (?, ?, ?)",
-                (sha, len(payload), chunks),
+                "INSERT OR IGNORE INTO blobs (sha256, bytes, chunks, crcs) VALUES (?, ?, ?, ?)",
+                (sha, len(payload), chunks, crcs),
             )
             handle = _free_handle(conn, slug, sha)
             now = self._now()
@@ -271,15 +271,21 @@ class Store:
         )
 
     def iter_bytes(self, ref: str) -> Iterator[bytes]:
-        """The content in verified pieces of up to 4 MiB, for scanning large entries."""
+        """The content in pieces of 4 MiB, read ahead in a thread, every 64 KiB chunk checked
+        against its CRC32: the way to scan a large entry (``search`` and queries use it)."""
         entry = self.stat(ref)
-        digests = self._chunk_digests(entry.sha256)
-        pieces = self._blobs.iter_chunks(entry.sha256, entry.bytes, digests, ref)
-        while True:
-            piece = self._guard(entry, lambda: next(pieces, None))
-            if piece is None:
-                return
-            yield piece
+        with self._db.read() as conn:
+            row = conn.execute("SELECT crcs FROM blobs WHERE sha256 = ?", (entry.sha256,))
+            crcs = bytes((row.fetchone() or (b"",))[0])
+        pieces = self._blobs.stream(entry.sha256, entry.bytes, crcs, entry.handle)
+        try:
+            while True:
+                piece = self._guard(entry, lambda: next(pieces, None))
+                if piece is None:
+                    return
+                yield piece
+        finally:
+            pieces.close()
 
     def list(self, *, limit: int = 50, offset: int = 0, order: Order = "recent") -> list[Entry]:
         """Live entries, most recently accessed first (or ``created``, ``largest``)."""
@@ -451,11 +457,6 @@ class Store:
             for row in rows:
                 yield to_entry(row)
             last = (rows[-1][9], rows[-1][0])
-
-    def _chunk_digests(self, sha: str) -> bytes:
-        with self._db.read() as conn:
-            row = conn.execute("SELECT chunks FROM blobs WHERE sha256 = ?", (sha,)).fetchone()
-        return bytes(row[0]) if row else b""
 
 
 def _free_handle(conn: sqlite3.Connection, slug: str, sha: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,28 @@ def test_search_skips_and_reports_a_corrupt_entry(store: Store, tmp_path: Path) 
     found = store.search("needle")
     assert [h.handle for h in found.hits] == [ok.handle]
     assert found.unreadable == [bad.handle]
+
+
+def test_streaming_checks_every_chunk_and_stops_at_the_bad_one(
+    store: Store, tmp_path: Path
+) -> None:
+    """iter_bytes serves the intact pieces before a flipped bit, then raises IntegrityError."""
+    piece = 4 * 1024 * 1024
+    payload = bytes(range(256)) * (3 * piece // 256)
+    entry = store.put(payload)
+    flip(blob_path(tmp_path, entry.sha256), 2 * piece + 5)
+    served = []
+    with pytest.raises(IntegrityError, match="CRC32"):
+        for part in store.iter_bytes(entry.handle):
+            served.append(part)
+    assert b"".join(served) == payload[: 2 * piece]
+
+
+def test_a_stream_abandoned_early_leaves_no_thread(store: Store) -> None:
+    """Stopping after the first piece stops the read-ahead thread too."""
+    entry = store.put(b"y" * (12 * 1024 * 1024))
+    before = threading.active_count()
+    stream = store.iter_bytes(entry.handle)
+    assert len(next(stream)) == 4 * 1024 * 1024
+    stream.close()
+    assert threading.active_count() == before
