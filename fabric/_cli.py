@@ -1,7 +1,8 @@
 """The ``fabric`` command line.
 
 ``fabric exec FILE|-`` runs a snippet and prints what the model would see; ``--json`` prints
-the whole result. ``fabric store ...`` looks after stored payloads. The exit status is 0 on
+the whole result. ``fabric read HANDLE`` reads part of a stored result; ``fabric store ...``
+looks after stored payloads. The exit status is 0 on
 success, 1 when the snippet (or store action) failed, and 2 for a usage error.
 """
 
@@ -14,10 +15,11 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from fabric import __version__, _cli_store
+from fabric import __version__, _cli_read, _cli_store
 from fabric._errors import FabricError
 from fabric._session import Fabric
 from runtime import Limits, SandboxError
+from runtime.boundary import RESULT_FORMATS, RESULT_POLICIES
 
 _err = Console(stderr=True, highlight=False)
 
@@ -45,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the whole result as JSON")
     run.add_argument("--timeout", type=float, help="wall-clock limit in seconds (default 30)")
     run.add_argument("--memory", type=int, help="memory limit in MiB (default 512)")
+    run.add_argument("--policy", choices=RESULT_POLICIES, help="result policy (default auto)")
+    run.add_argument("--format", choices=RESULT_FORMATS, help="result format (default auto)")
+    _cli_read.add_parser(commands)
     _cli_store.add_parser(commands)
     return parser
 
@@ -53,7 +58,13 @@ async def _exec(args: argparse.Namespace) -> int:
     code = _read_code(args.source)
     fab = Fabric(workspace=args.workspace, limits=Limits(), spares=0)
     async with fab:
-        result = await fab.exec(code, timeout=args.timeout, memory_mb=args.memory)
+        result = await fab.exec(
+            code,
+            timeout=args.timeout,
+            memory_mb=args.memory,
+            policy=args.policy,
+            result_format=args.format,
+        )
     if args.json:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:
@@ -68,6 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_exec(args))
         if args.command == "store":
             return _cli_store.run(args)
+        if args.command == "read":
+            return _cli_read.run(args)
     except (FabricError, SandboxError) as exc:
         _err.print(f"[bold red]error:[/] {exc}", markup=True)
         return 2

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from types import TracebackType
 
 from pydantic import ValidationError
 
+from fabric._context import ContextTools, register_context_tools
 from fabric._errors import ConfigError, FabricClosed
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import ExecResult, Limits, Sandbox
+from runtime.boundary import Boundary, BoundaryConfig, ResultFormat, ResultPolicy, TokenCounter
+from store import Store, StoreError
 
 
 class Fabric:
@@ -28,6 +32,8 @@ class Fabric:
         limits: Limits | None = None,
         registry: ProviderRegistry | None = None,
         spares: int = 2,
+        boundary: BoundaryConfig | None = None,
+        store: Store | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -37,7 +43,19 @@ class Fabric:
         self.workspace = Workspace(root)
         self.limits = limits or Limits()
         self.providers = registry or ProviderRegistry()
+        self.warnings: list[str] = []
+        """Problems met while setting up (a store that could not be opened, say)."""
+        self._own_store = store is None
+        if store is None:
+            try:
+                store = Store(root)
+            except StoreError as exc:
+                self.warnings.append(f"results cannot be stored: {exc}")
+        self.tokens = TokenCounter()
+        self.boundary = Boundary(store, boundary, self.tokens)
+        self.context = ContextTools(self.boundary, self.workspace)
         register_file_tools(self.providers, self.workspace)
+        register_context_tools(self.providers, self.context)
         self._sandbox = Sandbox(limits=self.limits, spares=spares)
         self._closed = False
 
@@ -45,6 +63,7 @@ class Fabric:
         """Start the sandbox now rather than at the first ``exec``."""
         if self._closed:
             raise FabricClosed("this Fabric session is closed")
+        self.tokens.preload()
         await self._sandbox.start()
 
     async def exec(
@@ -53,8 +72,15 @@ class Fabric:
         *,
         timeout: float | None = None,
         memory_mb: int | None = None,
+        policy: ResultPolicy | None = None,
+        result_format: ResultFormat | None = None,
     ) -> ExecResult:
-        """Run a snippet. Its faults come back in the result (``ok=False``), never raised."""
+        """Run a snippet. Its faults come back in the result (``ok=False``), never raised.
+
+        The result passes the boundary: ``text`` is at most the offload threshold (plus a fixed
+        header), the full original stored under ``handle`` when it was larger. ``policy`` and
+        ``result_format`` override the session's settings for this call.
+        """
         if self._closed:
             raise FabricClosed("this Fabric session is closed")
         limits = self.limits
@@ -67,12 +93,17 @@ class Fabric:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 raise ConfigError(f"{first['loc'][0]}: {first['msg']}") from None
-        return await self._sandbox.execute(code, providers=self.providers, limits=limits)
+        result = await self._sandbox.execute(code, providers=self.providers, limits=limits)
+        return await asyncio.to_thread(
+            self.boundary.finish, result, policy=policy, fmt=result_format
+        )
 
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
             await self._sandbox.close()
+            if self._own_store and self.boundary.store is not None:
+                self.boundary.store.close()
 
     async def __aenter__(self) -> Fabric:
         await self.start()

@@ -12,24 +12,37 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from runtime._errors import (
         ProviderCallError,
+        ReadError,
         SandboxClosed,
         SandboxError,
         SandboxUnavailable,
     )
     from runtime._execution import ProviderHost
-    from runtime._models import CompileIssue, ErrorKind, ExecError, ExecResult, Limits, Timings
+    from runtime._models import (
+        CallRecord,
+        CompileIssue,
+        ErrorKind,
+        ExecError,
+        ExecResult,
+        Limits,
+        PolicyApplied,
+        Timings,
+    )
     from runtime._render import render_error, render_value
     from runtime._sandbox import Sandbox
     from runtime.worker import NAMESPACES
 
 _EXPORTS = {
     "ProviderCallError": "runtime._errors",
+    "ReadError": "runtime._errors",
     "SandboxClosed": "runtime._errors",
     "SandboxError": "runtime._errors",
     "SandboxUnavailable": "runtime._errors",
     "NAMESPACES": "runtime.worker",
     "ProviderHost": "runtime._execution",
+    "CallRecord": "runtime._models",
     "CompileIssue": "runtime._models",
+    "PolicyApplied": "runtime._models",
     "ErrorKind": "runtime._models",
     "ExecError": "runtime._models",
     "ExecResult": "runtime._models",
@@ -42,13 +55,16 @@ _EXPORTS = {
 
 __all__ = [
     "NAMESPACES",
+    "CallRecord",
     "CompileIssue",
     "ErrorKind",
     "ExecError",
     "ExecResult",
     "Limits",
+    "PolicyApplied",
     "ProviderCallError",
     "ProviderHost",
+    "ReadError",
     "Sandbox",
     "SandboxClosed",
     "SandboxError",

@@ -6,8 +6,11 @@ and a structured ``ExecError``. These exceptions are for the embedding program::
     SandboxError                  base of everything raised by runtime
     ├── SandboxUnavailable        the worker parent could not start or died
     ├── SandboxClosed             execute() after close()
-    └── ProviderCallError         raised by a provider to fail one call; becomes ToolError
-                                  inside the snippet, with its ``code`` and ``message``
+    ├── ProviderCallError         raised by a provider to fail one call; becomes ToolError
+    │                             inside the snippet, with its ``code`` and ``message``
+    └── ReadError                 a ctx_read that cannot be served (bad regex, bad JSON path,
+                                  a mode that does not fit the content); a ProviderCallError,
+                                  so a snippet sees it as ToolError with the same ``code``
 """
 
 from __future__ import annotations
@@ -32,3 +35,12 @@ class ProviderCallError(SandboxError):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+class ReadError(ProviderCallError):
+    """A read of stored data that cannot be served as asked; ``code`` says why
+    (``invalid_regex``, ``regex_timeout``, ``bad_json_path``, ``not_json``, ``bad_range``,
+    ``bad_query``, ``not_found``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message, code=code)

@@ -20,12 +20,21 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from runtime._errors import ProviderCallError
-from runtime._models import CompileIssue, ErrorKind, ExecError, ExecResult, Limits, Timings
+from runtime._models import (
+    CallRecord,
+    CompileIssue,
+    ErrorKind,
+    ExecError,
+    ExecResult,
+    Limits,
+    Timings,
+)
 from runtime._pool import Worker
 from runtime._render import render_error, render_output
 from runtime.worker import NAMESPACES, _wire
 
 _MAX_FRAME_SLACK = 64 * 1024
+_CALLS_LOGGED = 20
 
 
 class ProviderHost(Protocol):
@@ -103,6 +112,7 @@ class _Calls:
         self._tasks: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self.count = 0
+        self.log: list[CallRecord] = []
 
     def dispatch(self, raw: Any) -> None:
         try:
@@ -112,6 +122,8 @@ class _Calls:
         self.count += 1
         if self.count > self._limits.max_calls:
             raise ProtocolViolation(f"more than {self._limits.max_calls} provider calls")
+        if len(self.log) < _CALLS_LOGGED:
+            self.log.append(CallRecord(tool=f"{call.ns}.{call.name}", args=_brief(call.kwargs)))
         task = asyncio.get_running_loop().create_task(self._serve(call))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -151,6 +163,16 @@ class _Calls:
         for task in list(self._tasks):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def _brief(kwargs: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in list(kwargs.items())[:20]:
+        if isinstance(value, str | int | float | bool) or value is None:
+            out[name] = value[:200] if isinstance(value, str) else value
+        else:
+            out[name] = f"<{type(value).__name__}>"
+    return out
 
 
 def _failure(call_id: int, code: str, message: str) -> bytes:
@@ -223,6 +245,7 @@ def failed_result(
     logs: str = "",
     dropped: int = 0,
     calls: int = 0,
+    call_log: tuple[CallRecord, ...] = (),
 ) -> ExecResult:
     error = _finish(code, error)
     text = render_error(error)
@@ -236,6 +259,7 @@ def failed_result(
         logs=logs,
         logs_dropped=dropped,
         calls=calls,
+        call_log=call_log,
     )
 
 
@@ -287,6 +311,7 @@ async def execute(worker: Worker, code: str, providers: ProviderHost, limits: Li
                         logs=result.logs,
                         dropped=result.logs_dropped,
                         calls=calls.count,
+                        call_log=tuple(calls.log),
                     )
                 text = render_output(result.value, result.logs, result.logs_dropped)
                 return ExecResult(
@@ -297,6 +322,7 @@ async def execute(worker: Worker, code: str, providers: ProviderHost, limits: Li
                     logs_dropped=result.logs_dropped,
                     timings=spent,
                     calls=calls.count,
+                    call_log=tuple(calls.log),
                 )
     except TimeoutError:
         worker.kill()

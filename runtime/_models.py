@@ -81,6 +81,20 @@ class Timings(BaseModel):
     total_ms: float = 0.0
 
 
+PolicyApplied = Literal["inline", "offload", "summarize", "edit", "compact"]
+
+
+class CallRecord(BaseModel):
+    """One provider call a snippet made (the first few are kept)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    """Qualified name, e.g. ``tools.read``."""
+    args: dict[str, Any] = {}
+    """Its arguments, long values shortened."""
+
+
 class ExecResult(BaseModel):
     """The outcome of one snippet."""
 
@@ -99,3 +113,20 @@ class ExecResult(BaseModel):
     timings: Timings = Timings()
     calls: int = 0
     """Provider calls the snippet made."""
+    call_log: tuple[CallRecord, ...] = ()
+    """The first provider calls, in the order they were made."""
+    handle: str | None = None
+    """Where the full result is stored, when the boundary offloaded or summarized it."""
+    logs_handle: str | None = None
+    """Where the full printed output is stored, when it was too large to show."""
+    bytes: int = 0
+    """Size of the full model-facing rendering (value and output), before the boundary."""
+    tokens: int = 0
+    """Tokens of that full rendering (exact up to 1 MB, extrapolated from samples beyond)."""
+    text_tokens: int = 0
+    """Tokens of ``text``, what the model actually reads."""
+    policy_applied: PolicyApplied = "inline"
+    """What the boundary did: ``inline``, ``offload``, ``summarize``, ``edit`` (an edit result
+    acknowledged), ``compact`` (a long error compacted)."""
+    warnings: tuple[str, ...] = ()
+    """Problems the boundary met (a store that could not be written, say)."""

@@ -1,0 +1,171 @@
+"""The ``ctx`` tools: ``ctx.read`` and ``ctx.offload`` in snippets, ``ctx_read`` and
+``ctx_offload`` for the CLI and the MCP server.
+
+They work on the session's store; ``ctx.read`` also takes a workspace file path, so a file can
+be drilled into the same way as a stored result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fabric.providers import Workspace
+from runtime import ProviderCallError, ReadError
+from runtime.boundary import (
+    MAX_MATCHES_CAP,
+    Boundary,
+    BytesReadable,
+    Readable,
+    ReadResult,
+    StoredReadable,
+    read,
+)
+from store import NotFound, Store, StoreError
+
+_SNIPPET_SHARE = 0.8
+_FILE_TYPES = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
+
+class ContextTools:
+    """Reads and offloads against one workspace's store."""
+
+    def __init__(self, boundary: Boundary, workspace: Workspace) -> None:
+        self.boundary = boundary
+        self.workspace = workspace
+
+    @property
+    def store(self) -> Store:
+        if self.boundary.store is None:
+            raise ProviderCallError(
+                "the store of this workspace is unavailable, so nothing can be stored or read; "
+                "check that <workspace>/.fabric is writable",
+                code="store_unavailable",
+            )
+        return self.boundary.store
+
+    def read(
+        self,
+        handle: str,
+        *,
+        offset: int | None = None,
+        length: int | None = None,
+        query: str | None = None,
+        regex: bool = False,
+        ignore_case: bool = False,
+        max_matches: int = 100,
+        context: int = 1,
+        json_path: str | None = None,
+        budget: int | None = None,
+    ) -> ReadResult:
+        """Read part of a stored result (by handle or key) or of a workspace file."""
+        if not 1 <= max_matches <= MAX_MATCHES_CAP:
+            raise ReadError("bad_query", f"max_matches must be between 1 and {MAX_MATCHES_CAP}")
+        return read(
+            self._readable(handle),
+            budget=budget or self.boundary.config.read_offload_threshold,
+            offset=offset,
+            length=length,
+            query=query,
+            regex_mode=regex,
+            ignore_case=ignore_case,
+            max_matches=max_matches,
+            context=context,
+            json_path=json_path,
+        )
+
+    def offload(
+        self, data: Any, *, key: str | None = None, label: str | None = None
+    ) -> dict[str, Any]:
+        """Store ``data`` and return its handle, sizes and a preview."""
+        try:
+            stored = self.boundary.offload(data, key=key, args={"label": label} if label else None)
+        except StoreError as exc:
+            raise ProviderCallError(str(exc), code="store_error") from None
+        entry = stored.entry
+        return {
+            "handle": entry.handle,
+            "key": entry.key,
+            "bytes": entry.bytes,
+            "tokens": entry.tokens,
+            "content_type": entry.content_type,
+            "preview": stored.notice,
+        }
+
+    def _readable(self, ref: str) -> Readable:
+        if not isinstance(ref, str) or not ref:
+            raise ReadError("not_found", "pass a handle (from an offload notice) or a file path")
+        store_error: StoreError | None = None
+        try:
+            entry = self.store.stat(ref)
+            return StoredReadable(self.store, entry)
+        except StoreError as exc:
+            store_error = exc
+        except ProviderCallError:
+            pass
+        file = self._file(ref)
+        if file is not None:
+            return file
+        message = str(store_error) if store_error else f"no stored entry or file named {ref!r}"
+        code = "not_found" if isinstance(store_error, NotFound | None) else "store_error"
+        raise ReadError(code, f"{message} (ctx.read also takes a workspace file path)")
+
+    def _file(self, ref: str) -> Readable | None:
+        try:
+            path = self.workspace.resolve(ref)
+        except ProviderCallError:
+            return None
+        if not path.is_file():
+            return None
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ReadError(
+                "bad_range",
+                f"{ref} is {size} bytes; ctx.read reads files up to {MAX_FILE_BYTES} bytes",
+            )
+        data = path.read_bytes()
+        ctype = _FILE_TYPES.get(path.suffix.lower(), "bytes" if b"\x00" in data[:8192] else "text")
+        return BytesReadable(self.workspace.relative(path), data, ctype)
+
+
+def register_context_tools(registry: Any, tools: ContextTools) -> None:
+    """Register ``ctx.read`` and ``ctx.offload`` for snippets."""
+
+    async def read(
+        handle: str,
+        offset: int | None = None,
+        length: int | None = None,
+        query: str | None = None,
+        regex: bool = False,
+        ignore_case: bool = False,
+        max_matches: int = 100,
+        context: int = 1,
+        json_path: str | None = None,
+    ) -> dict[str, Any]:
+        """Read part of a stored result or workspace file: a byte range, the lines matching a
+        query, or the values at a JSON path. Returns the data (content, windows, values)."""
+        budget = int(tools.boundary.config.read_offload_threshold * _SNIPPET_SHARE)
+        found = await asyncio.to_thread(
+            tools.read,
+            handle,
+            offset=offset,
+            length=length,
+            query=query,
+            regex=regex,
+            ignore_case=ignore_case,
+            max_matches=max_matches,
+            context=context,
+            json_path=json_path,
+            budget=budget,
+        )
+        return found.model_dump(exclude={"text"}, exclude_none=True)
+
+    async def offload(
+        data: Any, key: str | None = None, label: str | None = None
+    ) -> dict[str, Any]:
+        """Store data (text, bytes or JSON) and get back its handle and a preview."""
+        return await asyncio.to_thread(tools.offload, data, key=key, label=label)
+
+    for func in (read, offload):
+        registry.register("ctx", func.__name__, func, replace=True)

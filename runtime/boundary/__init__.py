@@ -1,0 +1,54 @@
+"""The boundary between snippet results and the model: rendering, result policies, structural
+previews, error compaction, and ``ctx_read``."""
+
+from runtime.boundary._boundary import HEADER_BYTES, Boundary, Stored
+from runtime.boundary._config import (
+    RESULT_FORMATS,
+    RESULT_POLICIES,
+    BoundaryConfig,
+    ResultFormat,
+    ResultPolicy,
+)
+from runtime.boundary._format import render, to_json
+from runtime.boundary._preview import Preview, preview
+from runtime.boundary._read import (
+    MAX_MATCHES_CAP,
+    BytesReadable,
+    PathValue,
+    Readable,
+    ReadResult,
+    Sample,
+    StoredReadable,
+    Window,
+    read,
+)
+from runtime.boundary._redact import redact
+from runtime.boundary._tokens import EXACT_LIMIT, TokenCounter, estimate_tokens
+
+__all__ = [
+    "EXACT_LIMIT",
+    "HEADER_BYTES",
+    "MAX_MATCHES_CAP",
+    "RESULT_FORMATS",
+    "RESULT_POLICIES",
+    "Boundary",
+    "BoundaryConfig",
+    "BytesReadable",
+    "PathValue",
+    "Preview",
+    "ReadResult",
+    "Readable",
+    "ResultFormat",
+    "ResultPolicy",
+    "Sample",
+    "Stored",
+    "StoredReadable",
+    "TokenCounter",
+    "Window",
+    "estimate_tokens",
+    "preview",
+    "read",
+    "redact",
+    "render",
+    "to_json",
+]

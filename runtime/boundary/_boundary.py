@@ -1,0 +1,300 @@
+"""The boundary: what of a result reaches the model, and where the rest goes.
+
+Small results are inlined. Large ones are stored first (the exact original, in the store) and
+replaced by a notice with the handle, sizes, recipes to read more, and a structural preview.
+Long errors are compacted the same way; edit results that carry a diff are acknowledged.
+Every channel that reaches the model (value and printed output) shares one budget.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from runtime._models import CallRecord, ExecResult, PolicyApplied
+from runtime.boundary._config import BoundaryConfig, ResultFormat, ResultPolicy
+from runtime.boundary._edits import edit_summary, is_edit_envelope
+from runtime.boundary._errors_compact import compact_error_text
+from runtime.boundary._format import render, to_json
+from runtime.boundary._preview import preview
+from runtime.boundary._tokens import TokenCounter
+from store import ContentType, Entry, Store, StoreError
+
+HEADER_BYTES = 1024
+"""The most an offload notice adds on top of its preview (handles, sizes, recipes)."""
+_LOG_SHARE = 4
+_LOG_PREVIEW = 600
+_SUMMARY_BYTES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A payload the boundary put in the store, and the notice that describes it."""
+
+    entry: Entry
+    notice: str
+
+
+class Boundary:
+    """Applies result policies between snippets (or tools) and the model."""
+
+    def __init__(
+        self,
+        store: Store | None,
+        config: BoundaryConfig | None = None,
+        tokens: TokenCounter | None = None,
+    ) -> None:
+        self.store = store
+        self.config = config or BoundaryConfig()
+        self.tokens = tokens or TokenCounter()
+
+    # -- results -------------------------------------------------------------------------
+
+    def finish(
+        self,
+        result: ExecResult,
+        *,
+        policy: ResultPolicy | None = None,
+        fmt: ResultFormat | None = None,
+    ) -> ExecResult:
+        """The result as the model should see it: ``text`` bounded, originals stored."""
+        if not result.ok:
+            return self._finish_error(result)
+        policy = policy or self.config.result_policy
+        fmt = fmt or self.config.result_format
+        value_text = "" if result.value is None and result.logs else render(result.value, fmt)
+        logs_text = _logs_section(result.logs, result.logs_dropped, bool(value_text))
+        full = value_text + logs_text
+        size = len(full.encode("utf-8", "surrogatepass"))
+        tokens = self.tokens.count(full)
+        threshold = self.config.read_offload_threshold
+        if policy == "inline" or (policy == "auto" and size <= threshold):
+            return self._done(result, full, size, tokens, "inline")
+        source = _source(result.call_log)
+        warnings: list[str] = []
+        logs_part, logs_handle = logs_text, None
+        if len(logs_text.encode()) > threshold // _LOG_SHARE:
+            logs_part, logs_handle = self._offload_logs(result.logs, source, warnings)
+        value_budget = threshold - len(logs_part.encode())
+        applied: PolicyApplied
+        handle = None
+        if policy == "auto" and len(value_text.encode()) <= value_budget:
+            value_part, applied = value_text, "inline"
+        elif (
+            self.config.compact_edit_results
+            and policy == "auto"
+            and is_edit_envelope(result.value, size)
+        ):
+            stored = self._store(to_json(result.value), "json", source, warnings)
+            value_part = edit_summary(result.value, stored.entry.handle if stored else None)
+            handle, applied = (stored.entry.handle if stored else None), "edit"
+        else:
+            summarize = policy == "summarize"
+            budget = min(
+                threshold, _SUMMARY_BYTES if summarize else self.config.offload_preview_bytes
+            )
+            budget = max(0, min(budget, value_budget))
+            original, ctype = _original(result.value)
+            stored = self._store(original, ctype, source, warnings)
+            body = preview(
+                result.value,
+                budget,
+                ctype,
+                redact=self.config.redact_secrets,
+                size_bytes=len(original.encode("utf-8", "surrogatepass")),
+            )
+            if stored is None:
+                value_part = f"[the result could not be stored: {warnings[-1]}]\n{body.text}"
+            else:
+                notice = _notice(stored.entry, body.json_path, body.query, summarize)
+                value_part = f"{notice}\n{body.text}"
+            handle = stored.entry.handle if stored else None
+            applied = "summarize" if summarize else "offload"
+        text = value_part + logs_part
+        return self._done(
+            result,
+            text,
+            size,
+            tokens,
+            applied,
+            handle=handle,
+            logs_handle=logs_handle,
+            warnings=warnings,
+        )
+
+    def _finish_error(self, result: ExecResult) -> ExecResult:
+        text = result.text
+        size = len(text.encode("utf-8", "surrogatepass"))
+        tokens = self.tokens.count(text)
+        if size <= self.config.error_compaction_threshold:
+            return self._done(result, text, size, tokens, "inline")
+        warnings: list[str] = []
+        stored = self._store(text, "text", ("exec.error", {}), warnings)
+        if stored is None:  # nothing may be lost: show the original as it is
+            return self._done(result, text, size, tokens, "inline", warnings=warnings)
+        compact = compact_error_text(
+            text,
+            self.config.error_compaction_preview_bytes,
+            stored.entry.handle,
+            redact=self.config.redact_secrets,
+        )
+        return self._done(result, compact, size, tokens, "compact", handle=stored.entry.handle)
+
+    def _offload_logs(
+        self, logs: str, source: tuple[str, dict[str, Any]], warnings: list[str]
+    ) -> tuple[str, str | None]:
+        stored = self._store(logs, "text", ("exec.print", source[1]), warnings)
+        body = preview(logs, _LOG_PREVIEW, "text", redact=self.config.redact_secrets)
+        if stored is None:
+            return f"\n\n[printed output, could not be stored]\n{body.text}", None
+        entry = stored.entry
+        head = (
+            f"\n\n[printed output: {entry.bytes} bytes stored as {entry.handle}; "
+            f'read it with ctx.read("{entry.handle}", offset=0, length=4000)]'
+        )
+        return f"{head}\n{body.text}", entry.handle
+
+    def _done(
+        self,
+        result: ExecResult,
+        text: str,
+        size: int,
+        tokens: int,
+        applied: PolicyApplied,
+        *,
+        handle: str | None = None,
+        logs_handle: str | None = None,
+        warnings: list[str] | None = None,
+    ) -> ExecResult:
+        text_tokens = (
+            tokens if text is result.text or applied == "inline" else self.tokens.count(text)
+        )
+        return result.model_copy(
+            update={
+                "text": text,
+                "bytes": size,
+                "tokens": tokens,
+                "text_tokens": text_tokens,
+                "policy_applied": applied,
+                "handle": handle,
+                "logs_handle": logs_handle,
+                "warnings": tuple(warnings or ()),
+            }
+        )
+
+    # -- explicit offloads -----------------------------------------------------------------
+
+    def offload(
+        self,
+        data: Any,
+        *,
+        key: str | None = None,
+        tool: str = "ctx.offload",
+        args: dict[str, Any] | None = None,
+    ) -> Stored:
+        """Store ``data`` (text, bytes or a JSON value) and describe it with a preview."""
+        if self.store is None:
+            raise StoreError("no store is configured, so nothing can be offloaded")
+        if isinstance(data, bytes | bytearray):
+            entry = self.store.put(bytes(data), tool=tool, args=args, key=key)
+        else:
+            original, ctype = _original(data)
+            entry = self.store.put(
+                original,
+                tool=tool,
+                args=args,
+                key=key,
+                content_type=ctype,
+                tokens=self.tokens.count(original),
+            )
+        return Stored(entry, self.describe(entry))
+
+    def describe(self, entry: Entry, budget: int | None = None) -> str:
+        """The offload notice and a preview for a stored entry."""
+        budget = budget or self.config.offload_preview_bytes
+        if self.store is None:
+            raise StoreError("no store is configured")
+        if entry.content_type == "bytes":
+            head = self.store.read_range(entry.handle, 0, 48).data
+            body_text, path, query = f"binary data; first bytes: {head.hex(' ')}", None, None
+        else:
+            text = self.store.get_text(entry.handle)
+            body = preview(text, budget, entry.content_type, redact=self.config.redact_secrets)
+            body_text, path, query = body.text, body.json_path, body.query
+        return f"{_notice(entry, path, query, False)}\n{body_text}"
+
+    def _store(
+        self,
+        data: str,
+        ctype: ContentType,
+        source: tuple[str, dict[str, Any]],
+        warnings: list[str],
+    ) -> Stored | None:
+        if self.store is None:
+            warnings.append("no store is configured")
+            return None
+        try:
+            entry = self.store.put(
+                data,
+                tool=source[0],
+                args=source[1],
+                content_type=ctype,
+                tokens=self.tokens.count(data),
+            )
+        except StoreError as exc:
+            warnings.append(str(exc))
+            return None
+        return Stored(entry, "")
+
+
+def _logs_section(logs: str, dropped: int, after_value: bool) -> str:
+    if not logs and not dropped:
+        return ""
+    printed = logs
+    if dropped:
+        printed += f"\n[output truncated: {dropped} more characters were dropped]"
+    return f"\n\n[printed output]\n{printed}" if after_value else printed
+
+
+def _original(value: Any) -> tuple[str, ContentType]:
+    """The exact text kept for a value, and its content type."""
+    if isinstance(value, str):
+        stripped = value.lstrip()[:1]
+        if stripped in ("{", "["):
+            try:
+                json.loads(value)
+                return value, "json"
+            except ValueError:
+                pass
+        return value, "text"
+    return to_json(value), "json"
+
+
+def _source(calls: tuple[CallRecord, ...]) -> tuple[str, dict[str, Any]]:
+    """Name a result after the call that made it, when there was exactly one kind of call."""
+    tools = list(dict.fromkeys(call.tool for call in calls))
+    if len(calls) == 1:
+        return calls[0].tool, dict(calls[0].args)
+    if len(tools) == 1:
+        return tools[0], {"calls": len(calls)}
+    if tools:
+        return "exec", {"tools": ", ".join(tools[:4])}
+    return "exec", {}
+
+
+def _notice(entry: Entry, json_path: str | None, query: str | None, summary: bool) -> str:
+    h = entry.handle
+    what = "summary" if summary else "result"
+    lines = [
+        f"[{what} stored as {h}: {entry.bytes} bytes, about {entry.tokens} tokens, "
+        f"{entry.content_type}. The full result is kept and nothing is lost: do not re-run the "
+        "code that produced it; read from the handle.]",
+        "Read more with ctx.read in a snippet (the ctx_read tool takes the same arguments):",
+        f'  await ctx.read("{h}", offset=0, length=4000)',
+        f'  await ctx.read("{h}", query="{query or "text to find"}", ignore_case=True)',
+    ]
+    if json_path:
+        lines.append(f'  await ctx.read("{h}", json_path="{json_path}")')
+    lines.append("Structural summary:" if summary else "Preview (partial):")
+    return "\n".join(lines)

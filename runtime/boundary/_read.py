@@ -1,0 +1,535 @@
+"""``ctx_read``: read exactly what is needed from a stored payload (or a workspace file).
+
+Three modes, one per call:
+
+- a byte range (``offset``, ``length``), never splitting a UTF-8 character;
+- a ``query``: literal and case-sensitive by default, ``regex=True``, ``ignore_case=True``;
+  windows with line numbers and context for the first ``max_matches`` matches, the exact total,
+  and matched lines sampled from the rest;
+- a ``json_path`` (``$.a.b[0]``, ``[*]``, ``.*``, ``[0:5]``).
+
+The text a read returns always fits ``budget``, so a read never triggers another offload.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any, Literal, Protocol
+
+import regex
+from pydantic import BaseModel, ConfigDict
+
+from runtime._errors import ReadError
+from runtime.boundary import _jsonpath
+from runtime.boundary._preview import preview
+from store import Entry, Store
+
+MAX_MATCHES_CAP = 500
+_LINE = 240
+_SAMPLES = 10
+_REGEX_SECONDS = 10.0
+Mode = Literal["range", "query", "json_path"]
+
+
+class Readable(Protocol):
+    """Something ``read`` can read: a stored entry or a file."""
+
+    name: str
+    content_type: str
+    size: int
+
+    def read(self, offset: int, length: int) -> bytes: ...
+
+    def pieces(self) -> Iterator[bytes]: ...
+
+
+class BytesReadable:
+    """In-memory content (a workspace file's bytes, say)."""
+
+    def __init__(self, name: str, data: bytes, content_type: str = "text") -> None:
+        self.name, self.data, self.content_type, self.size = name, data, content_type, len(data)
+
+    def read(self, offset: int, length: int) -> bytes:
+        return self.data[offset : offset + length]
+
+    def pieces(self) -> Iterator[bytes]:
+        step = 4 * 1024 * 1024
+        for start in range(0, len(self.data), step):
+            yield self.data[start : start + step]
+
+
+class StoredReadable:
+    """A live entry of the store."""
+
+    def __init__(self, store: Store, entry: Entry) -> None:
+        self.store, self.entry = store, entry
+        self.name, self.size = entry.handle, entry.bytes
+        self.content_type: str = entry.content_type
+
+    def read(self, offset: int, length: int) -> bytes:
+        return self.store.read_range(self.entry.handle, offset, length).data
+
+    def pieces(self) -> Iterator[bytes]:
+        return self.store.iter_bytes(self.entry.handle)
+
+
+class Window(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    line: int
+    """1-based line of the match."""
+    column: int
+    """1-based character column of the match in that line."""
+    text: str
+    """The numbered lines around the match; the match's line is marked with '>'."""
+
+
+class Sample(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    offset: int
+    """Byte offset of the matched line (read around it with offset=...)."""
+    line: str
+
+
+class PathValue(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    value: Any
+
+
+class ReadResult(BaseModel):
+    """What a read found; ``text`` is what the model sees, within the read's budget."""
+
+    model_config = ConfigDict(frozen=True)
+
+    handle: str
+    mode: Mode
+    content_type: str
+    total_bytes: int
+    text: str
+    offset: int | None = None
+    next_offset: int | None = None
+    content: str | None = None
+    query: str | None = None
+    total_matches: int | None = None
+    windows: list[Window] = []
+    samples: list[Sample] = []
+    json_path: str | None = None
+    values: list[PathValue] = []
+    total_values: int | None = None
+
+
+def read(
+    source: Readable,
+    *,
+    budget: int,
+    offset: int | None = None,
+    length: int | None = None,
+    query: str | None = None,
+    regex_mode: bool = False,
+    ignore_case: bool = False,
+    max_matches: int = 100,
+    context: int = 1,
+    json_path: str | None = None,
+) -> ReadResult:
+    """Serve one read of ``source``; bad arguments raise ReadError with a code and the fix."""
+    chosen = [
+        m
+        for m, on in (
+            ("query", query is not None),
+            ("json_path", json_path is not None),
+            ("range", offset is not None or length is not None),
+        )
+        if on
+    ]
+    if len(chosen) > 1:
+        raise ReadError(
+            "bad_query",
+            f"pass one of offset/length, query or json_path, not {' and '.join(chosen)}",
+        )
+    budget = max(budget, 512)
+    if query is not None:
+        return _query(source, query, regex_mode, ignore_case, max_matches, context, budget)
+    if json_path is not None:
+        return _json_path(source, json_path, budget)
+    return _range(source, offset or 0, length, budget)
+
+
+# -- ranges ---------------------------------------------------------------------------------
+
+
+def _range(source: Readable, offset: int, length: int | None, budget: int) -> ReadResult:
+    room = budget - 200
+    if not isinstance(offset, int) or offset < 0 or offset > source.size:
+        raise ReadError(
+            "bad_range", f"offset must be between 0 and {source.size} (the size of {source.name})"
+        )
+    if length is None:
+        length = min(4000, room)
+    if not isinstance(length, int) or length < 0:
+        raise ReadError("bad_range", "length must be a whole number >= 0")
+    length = min(length, room)
+    raw = source.read(offset, length + 4)
+    start = 0
+    while start < min(4, len(raw)) and 0x80 <= raw[start] < 0xC0:  # inside a character
+        start += 1
+    end = _char_end(raw, min(len(raw), start + length))
+    data = raw[start:end]
+    first, last = offset + start, offset + end
+    content = data.decode("utf-8", "replace")
+    more = last < source.size
+    head = f"{source.name}: bytes {first}-{last} of {source.size}"
+    if source.content_type == "bytes":
+        content = data.hex(" ")
+        head += " (binary, shown as hex)"
+    if more:
+        head += f'; continue with ctx.read("{source.name}", offset={last}, length={length})'
+    else:
+        head += "; this is the end"
+    return ReadResult(
+        handle=source.name,
+        mode="range",
+        content_type=source.content_type,
+        total_bytes=source.size,
+        text=_fit(f"{head}\n{content}", budget),
+        offset=first,
+        next_offset=last if more else None,
+        content=content,
+    )
+
+
+def _char_end(data: bytes, end: int) -> int:
+    """The largest index <= end that does not cut a UTF-8 character."""
+    if end >= len(data):
+        return end
+    back = end
+    while back > 0 and end - back < 4 and 0x80 <= data[back] < 0xC0:
+        back -= 1
+    return back
+
+
+# -- queries --------------------------------------------------------------------------------
+
+
+class _Matcher:
+    """Finds the query in line-aligned blocks, as bytes (fast path) or as text."""
+
+    def __init__(self, query: str, use_regex: bool, ignore_case: bool) -> None:
+        if not isinstance(query, str) or not query:
+            raise ReadError("bad_query", "query must be non-empty text")
+        if "\n" in query:
+            raise ReadError("bad_query", "queries match within one line; drop the newline")
+        self.bytes_mode = not use_regex and not ignore_case
+        self.needle = query.encode("utf-8", "surrogatepass")
+        self.deadline = time.monotonic() + _REGEX_SECONDS
+        if self.bytes_mode:
+            return
+        pattern = query if use_regex else regex.escape(query)
+        try:
+            self.pattern = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+        except regex.error as exc:
+            raise ReadError(
+                "invalid_regex",
+                f"{query!r} is not a valid regular expression ({exc}); fix it, or pass "
+                "regex=False to search for the literal text",
+            ) from None
+        if self.pattern.fullmatch(""):
+            raise ReadError("bad_query", f"the pattern {query!r} matches empty text; anchor it")
+
+    def count(self, block: str | bytes) -> int:
+        if isinstance(block, bytes):
+            return block.count(self.needle)
+        try:
+            return len(self.pattern.findall(block, timeout=self._left(), concurrent=True))
+        except TimeoutError:
+            raise self._timeout() from None
+
+    def spans(self, block: str | bytes) -> Iterator[tuple[int, int]]:
+        if isinstance(block, bytes):
+            at = block.find(self.needle)
+            while at >= 0:
+                yield at, at + len(self.needle)
+                at = block.find(self.needle, at + max(1, len(self.needle)))
+            return
+        try:
+            for match in self.pattern.finditer(block, timeout=self._left(), concurrent=True):
+                yield match.span()
+        except TimeoutError:
+            raise self._timeout() from None
+
+    def first_from(self, block: str | bytes, position: int) -> int | None:
+        """Where the first match at or after ``position`` starts."""
+        if isinstance(block, bytes):
+            at = block.find(self.needle, position)
+            return at if at >= 0 else None
+        try:
+            match = self.pattern.search(block, position, timeout=self._left(), concurrent=True)
+        except TimeoutError:
+            raise self._timeout() from None
+        return match.start() if match else None
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self._timeout()
+        return left
+
+    def _timeout(self) -> ReadError:
+        return ReadError(
+            "regex_timeout",
+            f"the regular expression ran longer than {_REGEX_SECONDS:g} s; simplify it "
+            "(avoid nested repetition) or search for literal text",
+        )
+
+
+def _blocks(pieces: Iterator[bytes]) -> Iterator[tuple[bytes, int]]:
+    """Line-aligned blocks and their byte offsets."""
+    carry = b""
+    offset = 0
+    for piece in pieces:
+        buf = carry + piece if carry else piece
+        cut = buf.rfind(b"\n") + 1
+        if cut == 0:
+            carry = buf
+            continue
+        yield (buf[:cut] if cut < len(buf) else buf), offset
+        offset += cut
+        carry = buf[cut:]
+    if carry:
+        yield carry, offset
+
+
+def _query(
+    source: Readable,
+    query: str,
+    use_regex: bool,
+    ignore_case: bool,
+    max_matches: int,
+    context: int,
+    budget: int,
+) -> ReadResult:
+    if not isinstance(max_matches, int) or not 1 <= max_matches <= MAX_MATCHES_CAP:
+        raise ReadError("bad_query", f"max_matches must be between 1 and {MAX_MATCHES_CAP}")
+    if not isinstance(context, int) or not 0 <= context <= 10:
+        raise ReadError("bad_query", "context must be between 0 and 10 lines")
+    matcher = _Matcher(query, use_regex, ignore_case)
+    total = 0
+    lines_before = 0
+    windows: list[Window] = []
+    candidates: list[Sample] = []
+    for raw, offset in _blocks(source.pieces()):
+        block: str | bytes = raw if matcher.bytes_mode else raw.decode("utf-8", "replace")
+        found = matcher.count(block)
+        total += found
+        resume: int | None = 0
+        if found and len(windows) < max_matches:
+            wanted = max_matches - len(windows)
+            new, resume = _windows(block, matcher, lines_before, wanted, context)
+            windows += new
+            resume = resume if len(new) == wanted else None
+        if found and resume is not None:
+            per_block = _SAMPLES if not candidates else 2
+            candidates += _samples(block, raw, matcher, offset, resume, per_block)
+        if len(windows) < max_matches:
+            lines_before += raw.count(b"\n")
+    samples = _spread(candidates, _SAMPLES) if total > len(windows) else []
+    text, shown, sampled = _render_query(
+        source, query, total, windows, samples, budget, use_regex, ignore_case
+    )
+    return ReadResult(
+        handle=source.name,
+        mode="query",
+        content_type=source.content_type,
+        total_bytes=source.size,
+        text=text,
+        query=query,
+        total_matches=total,
+        windows=windows[:shown],
+        samples=samples[:sampled],
+    )
+
+
+def _windows(
+    block: str | bytes, matcher: _Matcher, lines_before: int, wanted: int, context: int
+) -> tuple[list[Window], int]:
+    """Up to ``wanted`` windows, and where in ``block`` the last one's match ended."""
+    newline: Any = b"\n" if isinstance(block, bytes) else "\n"
+    out: list[Window] = []
+    line_no, counted = lines_before + 1, 0
+    last_line = -1
+    stop = 0
+    for span in matcher.spans(block):
+        start, stop = span
+        line_no += block.count(newline, counted, start)
+        counted = start
+        if line_no == last_line:
+            continue
+        last_line = line_no
+        begin = block.rfind(newline, 0, start) + 1
+        lines = [(line_no, _text(block, begin), True)]
+        before, after = begin, block.find(newline, start)
+        for k in range(1, context + 1):
+            if before <= 0:
+                break
+            prev = block.rfind(newline, 0, before - 1) + 1
+            lines.insert(0, (line_no - k, _text(block, prev), False))
+            before = prev
+        for k in range(1, context + 1):
+            if after < 0 or after + 1 >= len(block):
+                break
+            lines.append((line_no + k, _text(block, after + 1), False))
+            after = block.find(newline, after + 1)
+        column = len(_decode(block[begin:start])) + 1
+        text = "\n".join(f"{'>' if hit else ' '} {n:>6} | {line}" for n, line, hit in lines)
+        out.append(Window(line=line_no, column=column, text=text))
+        if len(out) >= wanted:
+            break
+    return out, stop
+
+
+def _samples(
+    block: str | bytes, raw: bytes, matcher: _Matcher, offset: int, start: int, count: int
+) -> list[Sample]:
+    """Matched lines spread evenly over ``block`` from ``start``, as (byte offset, line)."""
+    found: list[Sample] = []
+    seen: set[int] = set()
+    newline: Any = b"\n" if isinstance(block, bytes) else "\n"
+    for k in range(count):
+        at = matcher.first_from(block, start + k * (len(block) - start) // count)
+        if at is None:
+            break
+        begin = block.rfind(newline, 0, at) + 1
+        if begin in seen:
+            continue
+        seen.add(begin)
+        where = begin if isinstance(block, bytes) else len(block[:begin].encode("utf-8", "replace"))
+        found.append(Sample(offset=offset + where, line=_text(block, begin)))
+    return found
+
+
+def _text(block: str | bytes, begin: int) -> str:
+    newline: Any = b"\n" if isinstance(block, bytes) else "\n"
+    end = block.find(newline, begin)
+    line = _decode(block[begin : end if end >= 0 else len(block)]).rstrip("\r")
+    return line if len(line) <= _LINE else line[:_LINE] + f"… (+{len(line) - _LINE} chars)"
+
+
+def _decode(part: str | bytes) -> str:
+    return part.decode("utf-8", "replace") if isinstance(part, bytes) else part
+
+
+def _spread(items: list[Sample], count: int) -> list[Sample]:
+    if len(items) <= count:
+        return items
+    step = len(items) / count
+    return [items[int(i * step)] for i in range(count)]
+
+
+def _render_query(
+    source: Readable,
+    query: str,
+    total: int,
+    windows: list[Window],
+    samples: list[Sample],
+    budget: int,
+    use_regex: bool,
+    ignore_case: bool,
+) -> tuple[str, int, int]:
+    """The text of a query's result, and how many windows and samples it shows."""
+    how = ("regex " if use_regex else "") + ("ignoring case" if ignore_case else "")
+    plural = "es" if total != 1 else ""
+    head = f"{total} match{plural} of {query!r}{f' ({how.strip()})' if how else ''}"
+    head += f" in {source.name} ({source.size} bytes)"
+    if not total:
+        hint = "" if ignore_case else "; try ignore_case=True"
+        return _fit(head + hint + (" or regex=True" if not use_regex else ""), budget), 0, 0
+    head += f"; showing {len(windows)} with line numbers:"
+    used = len(head.encode()) + 300
+    shown: list[str] = []
+    for window in windows:
+        cost = len(window.text.encode()) + 4
+        if used + cost > budget:
+            break
+        shown.append(window.text)
+        used += cost
+    notes: list[str] = []
+    if len(shown) < len(windows):
+        notes.append(
+            f"… {len(windows) - len(shown)} more windows did not fit this read; "
+            "lower max_matches or narrow the query"
+        )
+    sampled = 0
+    if samples:
+        notes.append(
+            f"matched lines sampled from the other {total - len(windows)} matches "
+            "(byte offset: line):"
+        )
+        for sample in samples:
+            line = f"  {sample.offset}: {sample.line}"
+            if used + len(line) + 1 > budget:
+                break
+            notes.append(line)
+            used += len(line) + 1
+            sampled += 1
+    text = _fit("\n".join([head, "\n--\n".join(shown), *notes]), budget)
+    return text, len(shown), sampled
+
+
+# -- JSON paths -----------------------------------------------------------------------------
+
+
+def _json_path(source: Readable, path: str, budget: int) -> ReadResult:
+    steps = _jsonpath.parse(path)
+    if source.content_type != "json":
+        mode = "binary data" if source.content_type == "bytes" else f"{source.content_type}"
+        raise ReadError(
+            "not_json",
+            f"{source.name} holds {mode}, not JSON, so json_path does not apply; read it with "
+            'query="..." (matching lines) or offset=/length= (a byte range)',
+        )
+    text = b"".join(source.pieces()).decode("utf-8", "surrogatepass")
+    values, total = _jsonpath.evaluate(text, steps, limit=1000)
+    head = f"{path} in {source.name}: {total} value{'s' if total != 1 else ''}"
+    parts = [head]
+    used = len(head) + 100
+    kept: list[PathValue] = []
+    for found_path, value in values:
+        rendered = json.dumps(value, ensure_ascii=False)
+        line = f"{found_path} = {rendered}"
+        if used + len(line.encode()) + 1 > budget:
+            if not kept:  # one value too large for the read: describe its structure
+                room = max(256, budget - used - 200)
+                shown = preview(value, room, "json", redact=False).text
+                parts.append(
+                    f"{found_path} is {len(rendered.encode())} bytes, more than one "
+                    f"read holds; its structure:\n{shown}\nnarrow the path, e.g. "
+                    f"{found_path}[0:10] or {found_path}.<key>"
+                )
+                kept.append(PathValue(path=found_path, value=None))
+            break
+        parts.append(line)
+        kept.append(PathValue(path=found_path, value=value))
+        used += len(line.encode()) + 1
+    if len(kept) < total:
+        parts.append(f"… {total - len(kept)} more values; narrow the path or slice it")
+    return ReadResult(
+        handle=source.name,
+        mode="json_path",
+        content_type=source.content_type,
+        total_bytes=source.size,
+        text=_fit("\n".join(parts), budget),
+        json_path=path,
+        values=kept,
+        total_values=total,
+    )
+
+
+def _fit(text: str, budget: int) -> str:
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= budget:
+        return text
+    return data[: max(0, budget - 4)].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n…"
