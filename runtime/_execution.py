@@ -44,8 +44,16 @@ class ProviderHost(Protocol):
         """Namespace -> names of the callable providers in it (``git.status`` nests)."""
         ...
 
-    async def call(self, namespace: str, name: str, arguments: dict[str, Any]) -> Any:
-        """Run one call; raise ProviderCallError for a failure the snippet should see."""
+    async def call(
+        self,
+        namespace: str,
+        name: str,
+        arguments: dict[str, Any],
+        positional: Sequence[Any] = (),
+    ) -> Any:
+        """Run one call; raise ProviderCallError for a failure the snippet should see.
+
+        ``positional`` holds the arguments passed by position, in order."""
         ...
 
 
@@ -60,6 +68,7 @@ class _Call(BaseModel):
     ns: str
     name: str
     kwargs: dict[str, Any]
+    args: list[Any] = []
 
 
 class _WireError(BaseModel):
@@ -123,7 +132,8 @@ class _Calls:
         if self.count > self._limits.max_calls:
             raise ProtocolViolation(f"more than {self._limits.max_calls} provider calls")
         if len(self.log) < _CALLS_LOGGED:
-            self.log.append(CallRecord(tool=f"{call.ns}.{call.name}", args=_brief(call.kwargs)))
+            named = {f"arg{n}": value for n, value in enumerate(call.args)} | call.kwargs
+            self.log.append(CallRecord(tool=f"{call.ns}.{call.name}", args=_brief(named)))
         task = asyncio.get_running_loop().create_task(self._serve(call))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -141,7 +151,7 @@ class _Calls:
         if call.ns not in NAMESPACES:
             return _failure(call.id, "unknown_namespace", f"{call.ns} is not a namespace")
         try:
-            value = await self._providers.call(call.ns, call.name, call.kwargs)
+            value = await self._providers.call(call.ns, call.name, call.kwargs, call.args)
         except ProviderCallError as exc:
             return _failure(call.id, exc.code, exc.message)
         except Exception as exc:  # a provider's bug must not take the host down

@@ -59,6 +59,30 @@ class Provider:
         props = (self.schema or {}).get("properties", {})
         return f"{self.qualified}({', '.join(props)})"
 
+    def parameters(self) -> list[str]:
+        """Parameter names in the order positional arguments fill them."""
+        if self.args_model is not None:
+            return list(self.args_model.model_fields)
+        return list((self.schema or {}).get("properties", {}))
+
+    def bind(self, positional: Sequence[Any], arguments: dict[str, Any]) -> dict[str, Any]:
+        """Name positional arguments after the parameters they fill."""
+        names = self.parameters()
+        if len(positional) > len(names):
+            raise ProviderCallError(
+                f"{self.qualified} takes at most {len(names)} positional arguments "
+                f"({len(positional)} given); call it as {self.signature()}",
+                code="bad_arguments",
+            )
+        bound = dict(zip(names, positional, strict=False))
+        twice = sorted(bound.keys() & arguments.keys())
+        if twice:
+            raise ProviderCallError(
+                f"{self.qualified} got {', '.join(twice)} both by position and by name",
+                code="bad_arguments",
+            )
+        return bound | arguments
+
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         if self.args_model is not None:
             try:
@@ -116,7 +140,9 @@ def _model_from_signature(func: ProviderFunc, qualified: str) -> type[BaseModel]
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise RegistrationError(f"{qualified}: *args and **kwargs cannot be described")
         if param.kind is param.POSITIONAL_ONLY:
-            raise RegistrationError(f"{qualified}: providers take keyword arguments only")
+            raise RegistrationError(
+                f"{qualified}: positional-only parameters cannot be named in calls"
+            )
         annotation = hints.get(param.name, Any)
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, default)
@@ -208,6 +234,14 @@ class ProviderRegistry:
     def catalog(self) -> Mapping[str, Sequence[str]]:
         return {ns: sorted(providers) for ns, providers in self._providers.items()}
 
-    async def call(self, namespace: str, name: str, arguments: dict[str, Any]) -> Any:
+    async def call(
+        self,
+        namespace: str,
+        name: str,
+        arguments: dict[str, Any],
+        positional: Sequence[Any] = (),
+    ) -> Any:
         provider = self.get(namespace, name)
+        if positional:
+            arguments = provider.bind(positional, arguments)
         return await provider.func(**provider.validate(arguments))

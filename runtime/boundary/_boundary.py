@@ -16,6 +16,7 @@ from runtime._models import CallRecord, ExecResult, PolicyApplied
 from runtime.boundary._config import BoundaryConfig, ResultFormat, ResultPolicy
 from runtime.boundary._edits import edit_summary, is_edit_envelope
 from runtime.boundary._errors_compact import compact_error_text
+from runtime.boundary._fit import size as _size
 from runtime.boundary._format import render, to_json
 from runtime.boundary._preview import preview
 from runtime.boundary._tokens import TokenCounter
@@ -69,26 +70,27 @@ class Boundary:
         size = len(full.encode("utf-8", "surrogatepass"))
         tokens = self.tokens.count(full)
         threshold = self.config.read_offload_threshold
-        if policy == "inline" or (policy == "auto" and size <= threshold):
+        edit = (
+            policy == "auto"
+            and self.config.compact_edit_results
+            and is_edit_envelope(result.value, len(value_text.encode("utf-8", "surrogatepass")))
+        )
+        if policy == "inline" or (policy == "auto" and size <= threshold and not edit):
             return self._done(result, full, size, tokens, "inline")
         source = _source(result.call_log)
         warnings: list[str] = []
         logs_part, logs_handle = logs_text, None
-        if len(logs_text.encode()) > threshold // _LOG_SHARE:
+        if _size(logs_text) > threshold // _LOG_SHARE:
             logs_part, logs_handle = self._offload_logs(result.logs, source, warnings)
-        value_budget = threshold - len(logs_part.encode())
+        value_budget = threshold - _size(logs_part)
         applied: PolicyApplied
         handle = None
-        if policy == "auto" and len(value_text.encode()) <= value_budget:
-            value_part, applied = value_text, "inline"
-        elif (
-            self.config.compact_edit_results
-            and policy == "auto"
-            and is_edit_envelope(result.value, size)
-        ):
+        if edit:
             stored = self._store(to_json(result.value), "json", source, warnings)
             value_part = edit_summary(result.value, stored.entry.handle if stored else None)
             handle, applied = (stored.entry.handle if stored else None), "edit"
+        elif policy == "auto" and _size(value_text) <= value_budget:
+            value_part, applied = value_text, "inline"
         else:
             summarize = policy == "summarize"
             budget = min(

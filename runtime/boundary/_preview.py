@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.boundary._fit import fit
 from runtime.boundary._preview_json import preview_json
 from runtime.boundary._preview_text import MARKERS, preview_text
 from runtime.boundary._redact import redact as redact_secrets
@@ -39,11 +40,7 @@ def preview(
         body = Preview(preview_text(repr(value), budget))
     if not redact:
         return body
-    text = redact_secrets(body.text)
-    if len(text.encode("utf-8", "surrogatepass")) > budget:
-        text = text.encode("utf-8", "surrogatepass")[: max(0, budget - 4)].decode("utf-8", "ignore")
-        text = text.rsplit("\n", 1)[0] + "\n…"
-    return Preview(text, body.json_path, body.query)
+    return Preview(fit(redact_secrets(body.text), budget), body.json_path, body.query)
 
 
 def _of_text(text: str, budget: int, content_type: str) -> Preview:

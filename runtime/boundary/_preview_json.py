@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.boundary._fit import fit
+from runtime.boundary._fit import size as _size
 from runtime.boundary._shape import Shape, kind_of
 
 STATUS_KEYS = (
@@ -56,17 +58,17 @@ class _Node:
 
 def preview_json(shape: Shape, budget: int, *, size_bytes: int | None = None) -> str:
     """At most ``budget`` bytes describing ``shape``."""
-    head = _headline(shape, size_bytes)
+    head = _headline(shape, size_bytes, max(300, budget // 2))
     nodes: list[_Node] = []
     if shape.kind in ("object", "array"):
         _walk(shape, "$", (), 0, nodes)
     else:
         nodes.append(_Node((0,), f"$ = {_scalar_text(shape)}"))
     chosen: list[_Node] = []
-    used = len(head.encode()) + 1
+    used = _size(head) + 1
     reserve = 80  # room for the closing "N more paths" line
     for node in sorted(nodes, key=lambda n: (len(n.order), n.order)):
-        cost = len(node.text.encode()) + 1
+        cost = _size(node.text) + 1
         if used + cost > budget - reserve:
             continue
         chosen.append(node)
@@ -75,15 +77,15 @@ def preview_json(shape: Shape, budget: int, *, size_bytes: int | None = None) ->
     left = len(nodes) - len(chosen)
     if left:
         lines.append(f"… {left} more paths not shown; read them with json_path")
-    return _fit("\n".join(lines), budget)
+    return fit("\n".join(lines), budget)
 
 
-def _headline(shape: Shape, size_bytes: int | None) -> str:
+def _headline(shape: Shape, size_bytes: int | None, room: int) -> str:
     size = f", {_human(size_bytes)}" if size_bytes is not None else ""
     if shape.kind == "object":
         names = ", ".join(shape.members)
-        if len(names) > 300:
-            names = names[:300].rsplit(", ", 1)[0] + ", …"
+        if len(names) > room:
+            names = names[:room].rsplit(", ", 1)[0] + ", …"
         more = (
             f" (+{shape.size - len(shape.members)} more)" if shape.size > len(shape.members) else ""
         )
@@ -253,13 +255,6 @@ def _child(path: str, key: str) -> str:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + f"… (+{len(text) - limit + 1} chars)"
-
-
-def _fit(text: str, budget: int) -> str:
-    data = text.encode()
-    if len(data) <= budget:
-        return text
-    return data[: max(0, budget - 4)].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n…"
 
 
 def _human(size: int) -> str:

@@ -15,9 +15,12 @@ from dataclasses import dataclass
 
 import regex
 
+from runtime.boundary._fit import fit
+from runtime.boundary._fit import size as _size
+
 MARKERS = regex.compile(
-    r"\b(?:error|errors|exception|failed|failure|traceback|warning|fatal|panic|critical)\b",
-    regex.IGNORECASE,
+    r"(?i:\b(?:errors?|exception|failed|failure|traceback|warning|fatal|panic|critical)\b)"
+    r"|\b[A-Z]\w*(?:Error|Exception|Warning)\b"
 )
 _LINE = 200
 _HEAD_LINES = 20
@@ -51,7 +54,7 @@ def _by_bytes(text: str, size: int, lines: int, budget: int) -> str:
     data = text.encode("utf-8", "surrogatepass")
     head = data[:head_n].decode("utf-8", "ignore")
     tail = data[-tail_n:].decode("utf-8", "ignore") if tail_n else ""
-    omitted = size - len(head.encode()) - len(tail.encode())
+    omitted = size - _size(head) - _size(tail)
     title = f"text, {lines} line{'s' if lines != 1 else ''}, {size} bytes"
     return (
         f"{title} (partial view: first and last bytes)\n{head}\n"
@@ -84,11 +87,11 @@ def _head_tail(text: str, size: int, lines: int, budget: int) -> str:
         notes.append(f"… more marker lines: query={_marker_query(found)!r}, ignore_case=True")
     elif omitted > 0:
         middle.append(f"… {omitted} lines omitted (no error markers among them)")
-    fixed = sum(len(line.encode()) + 1 for line in before + middle + notes + after)
+    fixed = sum(_size(line) + 1 for line in before + middle + notes + after)
     shown = _spread(found, budget - fixed)
     if len(shown) == len(found):
         notes = []
-    return _fit("\n".join(before + middle + shown + notes + after), budget)
+    return fit("\n".join(before + middle + shown + notes + after), budget)
 
 
 def _markers(text: str, start: int, end: int, first_line: int) -> tuple[list[str], int, bool]:
@@ -201,20 +204,20 @@ def _outline(
                 section,
                 body,
                 f"L{section.start}-{section.end} {section.title} "
-                f"({count} lines, {len(body.encode())} bytes)",
+                f"({count} lines, {_size(body)} bytes)",
             )
         )
     used = len(title) + 40 + sum(len(e[2]) + 1 for e in entries)
     whole: set[int] = set()
     for n in sorted(range(len(entries)), key=lambda k: len(entries[k][1])):
-        cost = len(entries[n][1].encode()) + 1
+        cost = _size(entries[n][1]) + 1
         if used + cost <= budget:
             whole.add(n)
             used += cost
     out = [title + (", small sections whole)" if whole else ")")]
     for n, (_, body, line) in enumerate(entries):
         out.append(body.rstrip("\n") if n in whole else line)
-    return _fit("\n".join(out), budget)
+    return fit("\n".join(out), budget)
 
 
 def _take(lines: list[str], first: int, budget: int) -> list[str]:
@@ -246,10 +249,3 @@ def _numbered(n: int, line: str) -> str:
     if len(line) > _LINE:
         line = line[:_LINE] + f"… (+{len(line) - _LINE} chars)"
     return f"{n:>6} | {line}"
-
-
-def _fit(text: str, budget: int) -> str:
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= budget:
-        return text
-    return data[: max(0, budget - 4)].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n…"

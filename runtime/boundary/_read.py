@@ -23,13 +23,15 @@ from pydantic import BaseModel, ConfigDict
 
 from runtime._errors import ReadError
 from runtime.boundary import _jsonpath
+from runtime.boundary._fit import fit
+from runtime.boundary._fit import size as _size
 from runtime.boundary._preview import preview
 from store import Entry, Store
 
 MAX_MATCHES_CAP = 500
 _LINE = 240
 _SAMPLES = 10
-_REGEX_SECONDS = 10.0
+REGEX_SECONDS = 10.0
 Mode = Literal["range", "query", "json_path"]
 
 
@@ -135,8 +137,11 @@ def read(
     max_matches: int = 100,
     context: int = 1,
     json_path: str | None = None,
+    regex_timeout: float = REGEX_SECONDS,
 ) -> ReadResult:
-    """Serve one read of ``source``; bad arguments raise ReadError with a code and the fix."""
+    """Serve one read of ``source``; bad arguments raise ReadError with a code and the fix.
+
+    A regular expression gets ``regex_timeout`` seconds for the whole read."""
     chosen = [
         m
         for m, on in (
@@ -153,7 +158,8 @@ def read(
         )
     budget = max(budget, 512)
     if query is not None:
-        return _query(source, query, regex_mode, ignore_case, max_matches, context, budget)
+        matcher = _Matcher(query, regex_mode, ignore_case, regex_timeout)
+        return _query(source, matcher, query, max_matches, context, budget)
     if json_path is not None:
         return _json_path(source, json_path, budget)
     return _range(source, offset or 0, length, budget)
@@ -195,7 +201,7 @@ def _range(source: Readable, offset: int, length: int | None, budget: int) -> Re
         mode="range",
         content_type=source.content_type,
         total_bytes=source.size,
-        text=_fit(f"{head}\n{content}", budget),
+        text=fit(f"{head}\n{content}", budget),
         offset=first,
         next_offset=last if more else None,
         content=content,
@@ -218,14 +224,15 @@ def _char_end(data: bytes, end: int) -> int:
 class _Matcher:
     """Finds the query in line-aligned blocks, as bytes (fast path) or as text."""
 
-    def __init__(self, query: str, use_regex: bool, ignore_case: bool) -> None:
+    def __init__(self, query: str, use_regex: bool, ignore_case: bool, seconds: float) -> None:
         if not isinstance(query, str) or not query:
             raise ReadError("bad_query", "query must be non-empty text")
         if "\n" in query:
             raise ReadError("bad_query", "queries match within one line; drop the newline")
         self.bytes_mode = not use_regex and not ignore_case
         self.needle = query.encode("utf-8", "surrogatepass")
-        self.deadline = time.monotonic() + _REGEX_SECONDS
+        self.use_regex, self.ignore_case, self.seconds = use_regex, ignore_case, seconds
+        self.deadline = time.monotonic() + seconds
         if self.bytes_mode:
             return
         pattern = query if use_regex else regex.escape(query)
@@ -281,7 +288,7 @@ class _Matcher:
     def _timeout(self) -> ReadError:
         return ReadError(
             "regex_timeout",
-            f"the regular expression ran longer than {_REGEX_SECONDS:g} s; simplify it "
+            f"the regular expression ran longer than {self.seconds:g} s; simplify it "
             "(avoid nested repetition) or search for literal text",
         )
 
@@ -304,19 +311,12 @@ def _blocks(pieces: Iterator[bytes]) -> Iterator[tuple[bytes, int]]:
 
 
 def _query(
-    source: Readable,
-    query: str,
-    use_regex: bool,
-    ignore_case: bool,
-    max_matches: int,
-    context: int,
-    budget: int,
+    source: Readable, matcher: _Matcher, query: str, max_matches: int, context: int, budget: int
 ) -> ReadResult:
     if not isinstance(max_matches, int) or not 1 <= max_matches <= MAX_MATCHES_CAP:
         raise ReadError("bad_query", f"max_matches must be between 1 and {MAX_MATCHES_CAP}")
     if not isinstance(context, int) or not 0 <= context <= 10:
         raise ReadError("bad_query", "context must be between 0 and 10 lines")
-    matcher = _Matcher(query, use_regex, ignore_case)
     total = 0
     lines_before = 0
     windows: list[Window] = []
@@ -338,7 +338,7 @@ def _query(
             lines_before += raw.count(b"\n")
     samples = _spread(candidates, _SAMPLES) if total > len(windows) else []
     text, shown, sampled = _render_query(
-        source, query, total, windows, samples, budget, use_regex, ignore_case
+        source, query, total, windows, samples, budget, matcher.use_regex, matcher.ignore_case
     )
     return ReadResult(
         handle=source.name,
@@ -446,12 +446,12 @@ def _render_query(
     head += f" in {source.name} ({source.size} bytes)"
     if not total:
         hint = "" if ignore_case else "; try ignore_case=True"
-        return _fit(head + hint + (" or regex=True" if not use_regex else ""), budget), 0, 0
+        return fit(head + hint + (" or regex=True" if not use_regex else ""), budget), 0, 0
     head += f"; showing {len(windows)} with line numbers:"
-    used = len(head.encode()) + 300
+    used = _size(head) + 300
     shown: list[str] = []
     for window in windows:
-        cost = len(window.text.encode()) + 4
+        cost = _size(window.text) + 4
         if used + cost > budget:
             break
         shown.append(window.text)
@@ -475,7 +475,7 @@ def _render_query(
             notes.append(line)
             used += len(line) + 1
             sampled += 1
-    text = _fit("\n".join([head, "\n--\n".join(shown), *notes]), budget)
+    text = fit("\n".join([head, "\n--\n".join(shown), *notes]), budget)
     return text, len(shown), sampled
 
 
@@ -500,12 +500,12 @@ def _json_path(source: Readable, path: str, budget: int) -> ReadResult:
     for found_path, value in values:
         rendered = json.dumps(value, ensure_ascii=False)
         line = f"{found_path} = {rendered}"
-        if used + len(line.encode()) + 1 > budget:
+        if used + _size(line) + 1 > budget:
             if not kept:  # one value too large for the read: describe its structure
                 room = max(256, budget - used - 200)
                 shown = preview(value, room, "json", redact=False).text
                 parts.append(
-                    f"{found_path} is {len(rendered.encode())} bytes, more than one "
+                    f"{found_path} is {_size(rendered)} bytes, more than one "
                     f"read holds; its structure:\n{shown}\nnarrow the path, e.g. "
                     f"{found_path}[0:10] or {found_path}.<key>"
                 )
@@ -513,7 +513,7 @@ def _json_path(source: Readable, path: str, budget: int) -> ReadResult:
             break
         parts.append(line)
         kept.append(PathValue(path=found_path, value=value))
-        used += len(line.encode()) + 1
+        used += _size(line) + 1
     if len(kept) < total:
         parts.append(f"… {total - len(kept)} more values; narrow the path or slice it")
     return ReadResult(
@@ -521,15 +521,8 @@ def _json_path(source: Readable, path: str, budget: int) -> ReadResult:
         mode="json_path",
         content_type=source.content_type,
         total_bytes=source.size,
-        text=_fit("\n".join(parts), budget),
+        text=fit("\n".join(parts), budget),
         json_path=path,
         values=kept,
         total_values=total,
     )
-
-
-def _fit(text: str, budget: int) -> str:
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= budget:
-        return text
-    return data[: max(0, budget - 4)].decode("utf-8", "ignore").rsplit("\n", 1)[0] + "\n…"

@@ -63,7 +63,9 @@ class Channel:
                 if not future.done():
                     future.set_exception(ToolError(f"host connection lost: {exc}", code="host"))
 
-    async def call(self, namespace: str, name: str, kwargs: dict[str, Any]) -> Any:
+    async def call(
+        self, namespace: str, name: str, kwargs: dict[str, Any], args: tuple[Any, ...] = ()
+    ) -> Any:
         qualified = f"{namespace}.{name}"
         if self.calls >= self._max_calls:
             raise CallLimitError(
@@ -75,6 +77,8 @@ class Channel:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future
         message = {"op": "call", "id": call_id, "ns": namespace, "name": name, "kwargs": kwargs}
+        if args:
+            message["args"] = list(args)
         try:
             frame = _wire.encode_json(message)
         except (TypeError, ValueError, RecursionError) as exc:
@@ -98,7 +102,7 @@ class Channel:
 
 
 class ProviderFunction:
-    """A callable provider; keyword arguments only."""
+    """A callable provider; positional arguments are matched to its parameters on the host."""
 
     __slots__ = ("_channel", "_name", "_namespace")
 
@@ -108,12 +112,7 @@ class ProviderFunction:
         self._name = name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if args:
-            raise TypeError(
-                f"{self._namespace}.{self._name} takes keyword arguments only, "
-                f"e.g. {self._namespace}.{self._name}(path=...)"
-            )
-        return self._channel.call(self._namespace, self._name, kwargs)
+        return self._channel.call(self._namespace, self._name, kwargs, args)
 
     def __repr__(self) -> str:
         return f"<provider {self._namespace}.{self._name}>"

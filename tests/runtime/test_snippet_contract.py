@@ -311,8 +311,19 @@ async def test_tool_error_is_catchable(fab: Fabric) -> None:
     assert await run_ok(fab, code) == ["not_found", "tools.read"]
 
 
-async def test_positional_provider_arguments_are_refused(fab: Fabric) -> None:
-    """Providers take keyword arguments; a positional one gets a clear error."""
-    result = await fab.exec("return await tools.read('notes.txt')")
-    assert not result.ok
-    assert "keyword arguments only" in result.text
+async def test_positional_provider_arguments_fill_parameters_in_order(fab: Fabric) -> None:
+    """`tools.read("notes.txt", 1)` is `tools.read(path="notes.txt", offset=1)`."""
+    assert await run_ok(fab, "return await tools.read('notes.txt', 1)") == "beta\ngamma\n"
+
+
+async def test_too_many_or_doubled_positional_arguments_are_explained(fab: Fabric) -> None:
+    code = (
+        "errors = []\n"
+        "for call in (lambda: tools.read('a', 0, 1, 'utf-8', 5), lambda: tools.read('a', path='b')):\n"
+        "    try:\n        await call()\n"
+        "    except ToolError as e:\n        errors.append(str(e))\n"
+        "return errors"
+    )
+    too_many, doubled = await run_ok(fab, code)  # type: ignore[misc]
+    assert "takes at most 4 positional arguments (5 given)" in too_many
+    assert "got path both by position and by name" in doubled

@@ -1,0 +1,128 @@
+"""Structural previews: the shape first, the answer never hidden, never fake JSON."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runtime.boundary import preview, redact
+
+from .conftest import json_values
+
+
+def test_json_preview_shows_the_shape_and_status_fields_first() -> None:
+    value = {
+        "data": {"rows": [{"id": i, "name": f"n{i}"} for i in range(500)]},
+        "meta": "x" * 3000,
+        "status": "partial",
+        "total": 500,
+        "error": None,
+    }
+    text = preview(value, 2048, "json").text
+    lines = text.splitlines()
+    assert lines[0].startswith("JSON object, 5 keys: data, meta, status, total, error")
+    assert "partial view" in lines[0]
+    assert lines[1:4] == ['$.status = "partial"', "$.total = 500", "$.error = null"]
+    assert "$.data.rows = array of 500 objects; keys: id, name" in text
+    assert '$.data.rows[0] = {"id": 0, "name": "n0"}' in text
+    assert '$.data.rows[499] = {"id": 499, "name": "n499"}' in text
+    assert "$.meta = string of 3000 chars" in text
+
+
+def test_json_text_is_previewed_by_shape_too() -> None:
+    doc = json.dumps({"items": list(range(100_000)), "ok": True})
+    text = preview(doc, 1024, "json").text
+    assert "$.ok = true" in text and "$.items = array of 100000 numbers" in text
+
+
+def test_a_cut_value_is_marked_never_passed_off_as_json() -> None:
+    value = {"results": [{"body": "word " * 200, "n": i} for i in range(50)]}
+    text = preview(value, 2048, "json").text
+    line = next(x for x in text.splitlines() if x.strip().startswith("$.results[0] ="))
+    rendered = line.split(" = ", 1)[1]
+    assert "…" in rendered
+    try:
+        json.loads(rendered)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a partial rendering parsed as JSON")
+
+
+def test_every_top_level_key_is_named_even_when_the_budget_is_tight() -> None:
+    value = {f"key_{i}": {"nested": list(range(50))} for i in range(40)}
+    value["answer_is_here"] = {"deep": {"deeper": 42}}
+    text = preview(value, 900, "json").text
+    assert "answer_is_here" in text and len(text.encode()) <= 900
+
+
+def test_text_preview_shows_head_tail_and_error_lines_from_the_middle() -> None:
+    lines = [f"INFO step {i}" for i in range(10_000)]
+    lines[5000] = "ERROR: connection reset by peer"
+    lines[7000] = "Traceback (most recent call last):"
+    text = preview("\n".join(lines), 2048, "text").text
+    assert text.startswith("text, 10000 lines")
+    assert "     1 | INFO step 0" in text and " 10000 | INFO step 9999" in text
+    assert "  5001 | ERROR: connection reset by peer" in text
+    assert "  7001 | Traceback (most recent call last):" in text
+    assert "2 of them have error markers" in text
+
+
+def test_one_enormous_line_is_previewed_by_bytes() -> None:
+    blob = "QUJD" * 250_000
+    text = preview(blob, 1000, "text").text
+    assert text.startswith("text, 1 line, 1000000 bytes (partial view: first and last bytes)")
+    assert "bytes omitted" in text and len(text.encode()) <= 1000
+
+
+def test_markdown_outline_keeps_small_sections_whole() -> None:
+    doc = "# Guide\nintro\n## Install\n" + "step\n" * 2000 + "## License\nMIT\n"
+    text = preview(doc, 1024, "text").text
+    assert text.startswith("Markdown, ")
+    assert "## License\nMIT" in text
+    assert "L3-2003 ## Install (2001 lines" in text
+
+
+def test_yaml_outline_by_top_level_keys() -> None:
+    doc = "name: app\nversion: 2\ndependencies:\n" + "  - lib\n" * 2000 + "scripts:\n  test: x\n"
+    text = preview(doc, 800, "yaml").text
+    assert text.startswith("YAML, ") and "name: app" in text
+    assert "L3-2003 dependencies: (2001 lines" in text
+
+
+def test_secrets_are_redacted_in_previews() -> None:
+    value = {
+        "api_key": "sk-proj-abcdefghijklmnopqrstuvwxyz123456",
+        "env": "GITHUB_TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ0123456789",
+        "password": "Tr0ub4dor&3xQ9zLw",
+        "note": "the password field is required",
+        "rows": list(range(5000)),
+    }
+    text = preview(value, 2048, "json").text
+    assert "sk-proj-abc" not in text and "ghp_0123" not in text and "Tr0ub4dor" not in text
+    assert "[REDACTED]" in text and "the password field is required" in text
+
+
+def test_redaction_leaves_ordinary_text_alone() -> None:
+    plain = "token count: 1234; key: value; secret sauce recipe; path=/usr/local/bin"
+    assert redact(plain) == plain
+    assert redact("AWS key AKIAIOSFODNN7EXAMPLE here") == "AWS key [REDACTED] here"
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"
+    assert redact(f"key:\n{pem}\nrest") == "key:\n[REDACTED private key]\nrest"
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=json_values, budget=st.integers(256, 4096))
+def test_previews_of_any_json_fit_the_budget(value: object, budget: int) -> None:
+    """Data in memory and the same data as JSON text both preview within the budget."""
+    assert len(preview(value, budget, "json").text.encode()) <= budget
+    assert len(preview(json.dumps(value), budget, "json").text.encode()) <= budget
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=20_000), budget=st.integers(256, 4096))
+def test_previews_of_any_text_fit_the_budget(text: str, budget: int) -> None:
+    for kind in ("text", "yaml", "json"):
+        assert len(preview(text, budget, kind).text.encode("utf-8", "surrogatepass")) <= budget
