@@ -32,6 +32,7 @@ MAX_MATCHES_CAP = 500
 _LINE = 240
 _SAMPLES = 10
 REGEX_SECONDS = 10.0
+_STEP = 1024 * 1024
 Mode = Literal["range", "query", "json_path"]
 
 
@@ -221,6 +222,63 @@ def _char_end(data: bytes, end: int) -> int:
 # -- queries --------------------------------------------------------------------------------
 
 
+def _count_rest(blocks: _Blocks, needle: bytes) -> tuple[int, list[Sample]]:
+    """Count a literal in the rest of the stream piece by piece, without aligning lines: a
+    match that straddles two pieces is caught in the few bytes around their junction."""
+    overlap = len(needle) - 1
+    data, offset = blocks.carry, blocks.offset
+    total = data.count(needle)
+    samples = _piece_samples(data, needle, offset) if total else []
+    tail = data[-overlap:] if overlap else b""
+    offset += len(data)
+    for piece in blocks.pieces:
+        found = _count(piece, needle)
+        if overlap:
+            total += (tail + piece[:overlap]).count(needle)
+            tail = (tail + piece)[-overlap:] if len(piece) < overlap else piece[-overlap:]
+        if found:
+            total += found
+            samples += _piece_samples(piece, needle, offset)
+        offset += len(piece)
+    return total, samples
+
+
+def _overlaps_itself(needle: bytes) -> bool:
+    """Whether two matches of ``needle`` can overlap ("aa" in "aaa"): counting such a needle
+    in separate spans could count differently from one left-to-right pass, so it is counted
+    in line-aligned blocks instead."""
+    return any(needle[:k] == needle[-k:] for k in range(1, len(needle)))
+
+
+def _count(piece: bytes, needle: bytes) -> int:
+    """``piece.count(needle)`` in 1 MiB steps, yielding the GIL between them.
+
+    The store's read-ahead thread reads and checks the next piece while this counts, but it
+    needs the GIL between its system calls; ``bytes.count`` holds it throughout, and Python
+    hands it over only every few milliseconds. A ``sleep(0)`` per step hands it over at once,
+    which lets the two overlap (about twice as fast on two cores)."""
+    total = 0
+    reach = len(needle) - 1
+    for start in range(0, len(piece), _STEP):
+        total += piece.count(needle, start, min(len(piece), start + _STEP + reach))
+        time.sleep(0)
+    return total
+
+
+def _piece_samples(piece: bytes, needle: bytes, offset: int) -> list[Sample]:
+    """Two matched lines of a piece (its first match and one past the middle)."""
+    found: list[Sample] = []
+    for start in (0, len(piece) // 2):
+        at = piece.find(needle, start)
+        if at < 0:
+            continue
+        begin = piece.rfind(b"\n", 0, at) + 1
+        if found and found[-1].offset == offset + begin:
+            continue
+        found.append(Sample(offset=offset + begin, line=_text(piece, begin)))
+    return found
+
+
 class _Matcher:
     """Finds the query in line-aligned blocks, as bytes (fast path) or as text."""
 
@@ -293,21 +351,30 @@ class _Matcher:
         )
 
 
-def _blocks(pieces: Iterator[bytes]) -> Iterator[tuple[bytes, int]]:
-    """Line-aligned blocks and their byte offsets."""
-    carry = b""
-    offset = 0
-    for piece in pieces:
-        buf = carry + piece if carry else piece
-        cut = buf.rfind(b"\n") + 1
-        if cut == 0:
-            carry = buf
-            continue
-        yield (buf[:cut] if cut < len(buf) else buf), offset
-        offset += cut
-        carry = buf[cut:]
-    if carry:
-        yield carry, offset
+class _Blocks:
+    """Line-aligned blocks of a stream of pieces, with their byte offsets. After the caller
+    stops early, ``carry`` holds the bytes read past the last full line and ``offset`` where
+    they start; the pieces not yet read stay in the stream."""
+
+    def __init__(self, pieces: Iterator[bytes]) -> None:
+        self.pieces = pieces
+        self.carry = b""
+        self.offset = 0
+
+    def __iter__(self) -> Iterator[tuple[bytes, int]]:
+        for piece in self.pieces:
+            buf = self.carry + piece if self.carry else piece
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                self.carry = buf
+                continue
+            self.carry = buf[cut:]
+            start = self.offset
+            self.offset += cut
+            yield (buf[:cut] if cut < len(buf) else buf), start
+        if self.carry:
+            rest, self.carry = self.carry, b""
+            yield rest, self.offset
 
 
 def _query(
@@ -321,7 +388,8 @@ def _query(
     lines_before = 0
     windows: list[Window] = []
     candidates: list[Sample] = []
-    for raw, offset in _blocks(source.pieces()):
+    blocks = _Blocks(source.pieces())
+    for raw, offset in blocks:
         block: str | bytes = raw if matcher.bytes_mode else raw.decode("utf-8", "replace")
         found = matcher.count(block)
         total += found
@@ -336,6 +404,11 @@ def _query(
             candidates += _samples(block, raw, matcher, offset, resume, per_block)
         if len(windows) < max_matches:
             lines_before += raw.count(b"\n")
+        elif matcher.bytes_mode and not _overlaps_itself(matcher.needle):
+            counted, more = _count_rest(blocks, matcher.needle)
+            total += counted
+            candidates += more
+            break
     samples = _spread(candidates, _SAMPLES) if total > len(windows) else []
     text, shown, sampled = _render_query(
         source, query, total, windows, samples, budget, matcher.use_regex, matcher.ignore_case

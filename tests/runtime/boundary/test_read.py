@@ -190,3 +190,12 @@ paths = st.lists(st.sampled_from([".a", ".b", ".c", "[0]", "[1]", "[*]"]), max_s
 def test_lazy_json_paths_agree_with_parsed_data(store: Store, doc: object, path: str) -> None:
     got = read(stored(store, json.dumps(doc), "json"), budget=65_536, json_path=path)
     assert [v.value for v in got.values] == reference(doc, path)
+
+
+@pytest.mark.parametrize("needle", ["ERROR", "aa", "abab", "request 3"])
+def test_counts_equal_one_left_to_right_pass_on_large_payloads(store: Store, needle: str) -> None:
+    """Past the first windows the count runs piece by piece; it must still equal str.count,
+    also for needles whose matches can overlap, and across the 4 MiB pieces."""
+    text = (LOG + "aaaaaaa ababab\n") * 8
+    got = read(stored(store, text), budget=4096, query=needle, max_matches=2)
+    assert got.total_matches == text.count(needle)
