@@ -16,9 +16,11 @@ from runtime._models import CallRecord, ExecResult, PolicyApplied
 from runtime.boundary._config import BoundaryConfig, ResultFormat, ResultPolicy
 from runtime.boundary._edits import edit_summary, is_edit_envelope
 from runtime.boundary._errors_compact import compact_error_text
+from runtime.boundary._fit import fit
 from runtime.boundary._fit import size as _size
 from runtime.boundary._format import render, to_json
-from runtime.boundary._preview import preview
+from runtime.boundary._preview import Preview, preview
+from runtime.boundary._redact import redact
 from runtime.boundary._tokens import TokenCounter
 from store import ContentType, Entry, Store, StoreError
 
@@ -64,12 +66,18 @@ class Boundary:
             return self._finish_error(result)
         policy = policy or self.config.result_policy
         fmt = fmt or self.config.result_format
-        value_text = "" if result.value is None and result.logs else render(result.value, fmt)
+        threshold = self.config.read_offload_threshold
+        original, ctype = _original(result.value)
+        if result.value is None and result.logs:
+            value_text = ""
+        elif policy != "inline" and ctype == "json" and _size(original) > 4 * threshold:
+            value_text = original  # far over the threshold: not worth a pretty rendering
+        else:
+            value_text = render(result.value, fmt)
         logs_text = _logs_section(result.logs, result.logs_dropped, bool(value_text))
         full = value_text + logs_text
         size = len(full.encode("utf-8", "surrogatepass"))
         tokens = self.tokens.count(full)
-        threshold = self.config.read_offload_threshold
         edit = (
             policy == "auto"
             and self.config.compact_edit_results
@@ -86,7 +94,7 @@ class Boundary:
         applied: PolicyApplied
         handle = None
         if edit:
-            stored = self._store(to_json(result.value), "json", source, warnings)
+            stored = self._store(original, ctype, source, warnings)
             value_part = edit_summary(result.value, stored.entry.handle if stored else None)
             handle, applied = (stored.entry.handle if stored else None), "edit"
         elif policy == "auto" and _size(value_text) <= value_budget:
@@ -97,15 +105,8 @@ class Boundary:
                 threshold, _SUMMARY_BYTES if summarize else self.config.offload_preview_bytes
             )
             budget = max(0, min(budget, value_budget))
-            original, ctype = _original(result.value)
             stored = self._store(original, ctype, source, warnings)
-            body = preview(
-                result.value,
-                budget,
-                ctype,
-                redact=self.config.redact_secrets,
-                size_bytes=len(original.encode("utf-8", "surrogatepass")),
-            )
+            body = self._preview(result.value, budget, ctype, _size(original), warnings)
             if stored is None:
                 value_part = f"[the result could not be stored: {warnings[-1]}]\n{body.text}"
             else:
@@ -124,6 +125,17 @@ class Boundary:
             logs_handle=logs_handle,
             warnings=warnings,
         )
+
+    def _preview(
+        self, value: Any, budget: int, ctype: str, size: int, warnings: list[str]
+    ) -> Preview:
+        """A preview; should building one fail on some odd input, the start of the text."""
+        try:
+            return preview(value, budget, ctype, redact=self.config.redact_secrets, size_bytes=size)
+        except Exception as exc:  # the original is stored already: degrade, never crash
+            warnings.append(f"the preview failed ({type(exc).__name__}: {exc})")
+            text = value if isinstance(value, str) else to_json(value)
+            return Preview(fit(redact(text[: budget * 2]), budget))
 
     def _finish_error(self, result: ExecResult) -> ExecResult:
         text = result.text
