@@ -53,6 +53,7 @@ class Fabric:
                 self.warnings.append(f"results cannot be stored: {exc}")
         self.tokens = TokenCounter()
         self.boundary = Boundary(store, boundary, self.tokens)
+        self.warnings += self.boundary.config.warnings
         self.context = ContextTools(self.boundary, self.workspace)
         register_file_tools(self.providers, self.workspace)
         register_context_tools(self.providers, self.context)

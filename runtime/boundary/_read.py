@@ -289,6 +289,7 @@ class _Matcher:
             raise ReadError("bad_query", "queries match within one line; drop the newline")
         self.bytes_mode = not use_regex and not ignore_case
         self.needle = query.encode("utf-8", "surrogatepass")
+        self.overlapping = _overlaps_itself(self.needle)
         self.use_regex, self.ignore_case, self.seconds = use_regex, ignore_case, seconds
         self.deadline = time.monotonic() + seconds
         if self.bytes_mode:
@@ -307,7 +308,7 @@ class _Matcher:
 
     def count(self, block: str | bytes) -> int:
         if isinstance(block, bytes):
-            return block.count(self.needle)
+            return block.count(self.needle) if self.overlapping else _count(block, self.needle)
         try:
             return len(self.pattern.findall(block, timeout=self._left(), concurrent=True))
         except TimeoutError:
@@ -404,7 +405,7 @@ def _query(
             candidates += _samples(block, raw, matcher, offset, resume, per_block)
         if len(windows) < max_matches:
             lines_before += raw.count(b"\n")
-        elif matcher.bytes_mode and not _overlaps_itself(matcher.needle):
+        elif matcher.bytes_mode and not matcher.overlapping:
             counted, more = _count_rest(blocks, matcher.needle)
             total += counted
             candidates += more

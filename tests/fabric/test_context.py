@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fabric import Fabric, Limits
+from runtime.boundary import BoundaryConfig
 from store import Store
 
 from .test_cli import fabric as cli
@@ -108,3 +109,10 @@ def test_fabric_exec_prints_the_offload_notice(workspace: Path) -> None:
     )
     assert done.returncode == 0 and "stored as read-app-log-" in done.stdout
     assert "nothing is lost" in done.stdout
+
+
+async def test_clamped_settings_are_reported(tmp_path: Path) -> None:
+    config = BoundaryConfig.model_validate({"offloadPreviewBytes": 99_999})
+    async with Fabric(workspace=tmp_path, boundary=config, spares=0) as fab:
+        assert fab.boundary.config.offload_preview_bytes == 4096
+        assert fab.warnings == ["offloadPreviewBytes 99999 is outside 256..4096; using 4096"]
