@@ -273,9 +273,10 @@ def _piece_samples(piece: bytes, needle: bytes, offset: int) -> list[Sample]:
         if at < 0:
             continue
         begin = piece.rfind(b"\n", 0, at) + 1
-        if found and found[-1].offset == offset + begin:
+        shown, cut_from, _ = _around(piece, begin, at, at + len(needle))
+        if found and found[-1].offset == offset + cut_from:
             continue
-        found.append(Sample(offset=offset + begin, line=_text(piece, begin)))
+        found.append(Sample(offset=offset + cut_from, line=shown))
     return found
 
 
@@ -434,17 +435,19 @@ def _windows(
     newline: Any = b"\n" if isinstance(block, bytes) else "\n"
     out: list[Window] = []
     line_no, counted = lines_before + 1, 0
-    last_line = -1
+    last_line, shown_until = -1, -1
     stop = 0
     for span in matcher.spans(block):
         start, stop = span
         line_no += block.count(newline, counted, start)
         counted = start
-        if line_no == last_line:
-            continue
+        if start < shown_until or (line_no == last_line and shown_until < 0):
+            continue  # already in the previous window
         last_line = line_no
         begin = block.rfind(newline, 0, start) + 1
-        lines = [(line_no, _text(block, begin), True)]
+        shown, cut_from, cut_to = _around(block, begin, start, stop)
+        shown_until = cut_to if cut_from > begin or cut_to < _line_end(block, begin) else -1
+        lines = [(line_no, shown, True)]
         before, after = begin, block.find(newline, start)
         for k in range(1, context + 1):
             if before <= 0:
@@ -480,9 +483,36 @@ def _samples(
         if begin in seen:
             continue
         seen.add(begin)
-        where = begin if isinstance(block, bytes) else len(block[:begin].encode("utf-8", "replace"))
-        found.append(Sample(offset=offset + where, line=_text(block, begin)))
+        shown, cut_from, _ = _around(block, begin, at, at + 1)
+        where = cut_from if isinstance(block, bytes) else _size(block[:cut_from])
+        found.append(Sample(offset=offset + where, line=shown))
     return found
+
+
+def _line_end(block: str | bytes, begin: int) -> int:
+    newline: Any = b"\n" if isinstance(block, bytes) else "\n"
+    end = block.find(newline, begin)
+    return end if end >= 0 else len(block)
+
+
+def _around(block: str | bytes, begin: int, start: int, stop: int) -> tuple[str, int, int]:
+    """The line from ``begin`` that holds the match [start, stop): whole when it is short,
+    else a window of about ``_LINE`` characters centred on the match, with '…' at the cuts.
+    Also where the window starts and ends in ``block``."""
+    end = _line_end(block, begin)
+    if end - begin <= _LINE:
+        return _decode(block[begin:end]).rstrip("\r"), begin, end
+    left = max(begin, min(start - (_LINE - (stop - start)) // 2, end - _LINE))
+    right = min(end, max(left + _LINE, stop))
+    if isinstance(block, bytes):  # do not cut a UTF-8 character
+        while left > begin and 0x80 <= block[left] < 0xC0:
+            left -= 1
+        while right < end and 0x80 <= block[right] < 0xC0:
+            right += 1
+    text = _decode(block[left:right]).rstrip("\r")
+    before = f"…(+{left - begin}) " if left > begin else ""
+    after = f" …(+{end - right})" if right < end else ""
+    return before + text + after, left, right
 
 
 def _text(block: str | bytes, begin: int) -> str:
