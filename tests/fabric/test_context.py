@@ -116,3 +116,22 @@ async def test_clamped_settings_are_reported(tmp_path: Path) -> None:
     async with Fabric(workspace=tmp_path, boundary=config, spares=0) as fab:
         assert fab.boundary.config.offload_preview_bytes == 4096
         assert fab.warnings == ["offloadPreviewBytes 99999 is outside 256..4096; using 4096"]
+
+
+def test_fabric_exec_policy_and_format_flags(workspace: Path) -> None:
+    done = cli(
+        "exec",
+        "--workspace",
+        str(workspace),
+        "--policy",
+        "offload",
+        "--json",
+        "-",
+        stdin='return {"a": 1}',
+    )
+    result = json.loads(done.stdout)
+    assert result["policy_applied"] == "offload" and result["handle"].startswith("exec-")
+    shown = cli(
+        "exec", "--workspace", str(workspace), "--format", "json", "-", stdin='return {"a": [1]}'
+    )
+    assert shown.stdout.strip() == '{"a": [1]}'
