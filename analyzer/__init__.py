@@ -1,5 +1,32 @@
-"""Static analysis of snippets with libcst: what a snippet returns, and whether it is
-bounded (upcoming).
+"""Static analysis of snippets: what kind of data a snippet returns and whether its size is
+bounded, before it runs. A pure function of the code, the effects table and the options;
+imports only libcst, pydantic and the standard library."""
 
-Imports nothing from the other packages of Fabric.
-"""
+from analyzer._analyze import analyze
+from analyzer._effects import EffectRow, EffectsTable
+from analyzer._models import (
+    Analysis,
+    Bound,
+    Classification,
+    Diagnostic,
+    Options,
+    Severity,
+    SourceRef,
+    Unit,
+    Verdict,
+)
+
+__all__ = [
+    "Analysis",
+    "Bound",
+    "Classification",
+    "Diagnostic",
+    "EffectRow",
+    "EffectsTable",
+    "Options",
+    "Severity",
+    "SourceRef",
+    "Unit",
+    "Verdict",
+    "analyze",
+]

@@ -1,0 +1,131 @@
+"""``analyze``: the diagnosis of a snippet, a pure function of code, effects and options."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import libcst as cst
+
+from analyzer._effects import EffectsTable
+from analyzer._flow import Flow
+from analyzer._models import Analysis, Bound, Diagnostic, Options, SourceRef, Verdict
+from analyzer._positions import Positions
+from analyzer._values import Cls, V
+
+FIXES = (
+    "slice it: `[:200]`; summarize it: `await ctx.summarize(text=..., max_tokens=300)`; "
+    "offload it: `await ctx.offload(data)` and return the handle; or return a count or a field"
+)
+
+
+def analyze(
+    code: str, effects: EffectsTable | None = None, options: Options | None = None
+) -> Analysis:
+    """Classify what ``code`` returns and whether its size is bounded, without running it."""
+    return _cached(code, effects or EffectsTable.default(), options or Options())
+
+
+@lru_cache(maxsize=256)
+def _cached(code: str, effects: EffectsTable, options: Options) -> Analysis:
+    try:
+        module = cst.parse_module(code)
+    except cst.ParserSyntaxError as exc:
+        problem = Diagnostic(
+            code="syntax-error",
+            severity="error",
+            message=f"the snippet does not parse: {exc.message}",
+            line=exc.raw_line,
+            column=exc.raw_column + 1,
+            fix="fix the syntax; snippets are the body of an async function",
+        )
+        verdict: Verdict = "BLOCK" if options.strict else "WARN"
+        return Analysis(
+            classification="UNKNOWN", bounded=False, diagnostics=[problem], verdict=verdict
+        )
+    except RecursionError:
+        problem = Diagnostic(
+            code="too-deep", severity="error", message="the snippet nests too deeply to analyse"
+        )
+        return Analysis(
+            classification="UNKNOWN", bounded=False, diagnostics=[problem], verdict="WARN"
+        )
+    flow = Flow(effects, options, Positions(code))
+    try:
+        result = flow.run(module)
+    except RecursionError:
+        problem = Diagnostic(
+            code="too-deep", severity="warning", message="the snippet nests too deeply to analyse"
+        )
+        return Analysis(
+            classification="UNKNOWN", bounded=False, diagnostics=[problem], verdict="WARN"
+        )
+    return _verdict(result, flow, options)
+
+
+def _verdict(result: V, flow: Flow, options: Options) -> Analysis:
+    diagnostics = _notes(flow)
+    sources = sorted(
+        (
+            SourceRef(namespace=s.namespace, name=s.name, line=s.line, column=s.column)
+            for s in result.sources
+        ),
+        key=lambda s: (s.line or 0, s.column or 0, s.namespace, s.name),
+    )
+    bound = (
+        Bound.model_validate({"value": result.bound[0], "unit": result.bound[1]})
+        if result.bound
+        else None
+    )
+    verdict: Verdict = "PASS"
+    tainted = result.cls is not Cls.NONE
+    if tainted and not result.bounded:
+        block = options.strict or options.block_unbounded_returns
+        verdict = "BLOCK" if block else "WARN"
+        what = ", ".join(str(s) for s in sources) or "a provider"
+        diagnostics.insert(
+            0,
+            Diagnostic(
+                code="unbounded-return",
+                severity="error" if block else "warning",
+                message=f"the return carries {result.cls.name} data from {what} with no static "
+                f"bound on its size" + (f" ({result.reason})" if result.reason else ""),
+                line=sources[0].line if sources else None,
+                column=sources[0].column if sources else None,
+                fix=FIXES,
+            ),
+        )
+    elif not tainted and bound is not None and bound.unit == "bytes":
+        tokens = bound.value // 4
+        if tokens > options.max_return_tokens:
+            diagnostics.insert(
+                0,
+                Diagnostic(
+                    code="large-literal-return",
+                    severity="error" if options.strict else "warning",
+                    message=f"the return is literal data of about {tokens} tokens, above "
+                    f"max_return_tokens ({options.max_return_tokens})",
+                    fix="return less, or store it with `await ctx.offload(...)`",
+                ),
+            )
+            verdict = "BLOCK" if options.strict else "PASS"
+    return Analysis(
+        classification=result.cls.public(),
+        bounded=result.bounded or not tainted,
+        bound=bound,
+        sources=sources,
+        trail=[*result.trail, "return"] if tainted else [],
+        diagnostics=diagnostics,
+        verdict=verdict,
+    )
+
+
+def _notes(flow: Flow) -> list[Diagnostic]:
+    seen: set[tuple[str, str]] = set()
+    found: list[Diagnostic] = []
+    for code, message in flow.notes:
+        if (code, message) in seen:
+            continue
+        seen.add((code, message))
+        fix = "model it in the effects table, or return a projection of its result"
+        found.append(Diagnostic(code=code, severity="info", message=message, fix=fix))
+    return found

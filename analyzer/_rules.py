@@ -1,0 +1,632 @@
+"""The rules of ARCHITECTURE.md and the analyzer issue: what each expression, builtin, module
+function and method does to the class and boundedness of the data that flows through it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import libcst as cst
+
+from analyzer._effects import EffectRow, EffectsTable
+from analyzer._models import Options
+from analyzer._positions import Positions
+from analyzer._syntax import constant_key, dotted
+from analyzer._values import (
+    CLEAN,
+    NO_CONST,
+    Cls,
+    Func,
+    Src,
+    V,
+    combine,
+    constant,
+    element,
+    encode,
+    join,
+)
+from analyzer._values import unknown as fail_closed
+
+if TYPE_CHECKING:
+    from analyzer._flow import Flow
+
+SCALAR = (24, "bytes")
+STATUS_FIELDS = frozenset(
+    {"ok", "status", "exit_code", "returncode", "code", "error", "count", "total", "success"}
+)
+ENVELOPE_FIELDS = frozenset(
+    {"content", "data", "result", "results", "stdout", "stderr", "output", "text", "body", "value"}
+)
+PRESERVING_METHODS = frozenset(
+    [
+        "strip",
+        "lstrip",
+        "rstrip",
+        "lower",
+        "upper",
+        "casefold",
+        "title",
+        "capitalize",
+        "swapcase",
+        "replace",
+        "split",
+        "rsplit",
+        "splitlines",
+        "expandtabs",
+        "encode",
+        "decode",
+        "copy",
+        "values",
+        "items",
+        "center",
+        "ljust",
+        "rjust",
+        "zfill",
+        "removeprefix",
+        "removesuffix",
+        "translate",
+        "partition",
+        "rpartition",
+    ]
+)
+SCALAR_METHODS = frozenset(
+    [
+        "count",
+        "find",
+        "rfind",
+        "index",
+        "rindex",
+        "startswith",
+        "endswith",
+        "isdigit",
+        "isalpha",
+        "isalnum",
+        "isspace",
+        "islower",
+        "isupper",
+        "isnumeric",
+        "isdecimal",
+        "istitle",
+        "isidentifier",
+    ]
+)
+MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
+PRESERVING_BUILTINS = frozenset(
+    {"sorted", "reversed", "list", "tuple", "set", "frozenset", "dict", "iter", "enumerate"}
+)
+SCALAR_BUILTINS = frozenset(
+    {"len", "bool", "int", "float", "isinstance", "abs", "round", "hash", "ord", "callable"}
+)
+ENCODING_BUILTINS = frozenset({"str", "repr", "ascii", "format"})
+AGGREGATING_BUILTINS = frozenset({"sum", "min", "max", "any", "all"})
+BOUNDING_KEYWORDS = ("max_tokens", "limit", "max_count", "max_results", "head", "top", "n")
+
+
+class Rules:
+    def __init__(
+        self, flow: Flow, effects: EffectsTable, options: Options, positions: Positions
+    ) -> None:
+        self.flow = flow
+        self.effects = effects
+        self.options = options
+        self.positions = positions
+        self.expressions: dict[type, Callable[[Any], V]] = {
+            cst.Name: self.name,
+            cst.Integer: lambda n: constant(_int(n.value)),
+            cst.Float: lambda n: constant(0.0),
+            cst.Imaginary: lambda n: constant(0),
+            cst.SimpleString: lambda n: constant(n.evaluated_value),
+            cst.ConcatenatedString: self.concatenated,
+            cst.FormattedString: self.fstring,
+            cst.Ellipsis: lambda n: CLEAN,
+            cst.Await: lambda n: self.flow.expr(n.expression),
+            cst.Call: self.call,
+            cst.Attribute: self.attribute,
+            cst.Subscript: self.subscript,
+            cst.BinaryOperation: lambda n: self.binary(
+                self.flow.expr(n.left), n.operator, self.flow.expr(n.right)
+            ),
+            cst.UnaryOperation: self.unary,
+            cst.BooleanOperation: lambda n: join(self.flow.expr(n.left), self.flow.expr(n.right)),
+            cst.Comparison: self.comparison,
+            cst.IfExp: lambda n: (
+                self.flow.expr(n.test),
+                join(self.flow.expr(n.body), self.flow.expr(n.orelse)),
+            )[1],
+            cst.Lambda: lambda n: V(func=Func(n, dict(self.flow.env))),
+            cst.List: self.sequence,
+            cst.Tuple: self.sequence,
+            cst.Set: self.sequence,
+            cst.Dict: self.dictionary,
+            cst.ListComp: lambda n: self.flow.comprehension(n, lambda: [self.flow.expr(n.elt)]),
+            cst.SetComp: lambda n: self.flow.comprehension(n, lambda: [self.flow.expr(n.elt)]),
+            cst.GeneratorExp: lambda n: self.flow.comprehension(n, lambda: [self.flow.expr(n.elt)]),
+            cst.DictComp: lambda n: self.flow.comprehension(
+                n, lambda: [self.flow.expr(n.key), self.flow.expr(n.value)]
+            ),
+            cst.NamedExpr: self.walrus,
+            cst.StarredElement: lambda n: self.flow.expr(n.value),
+        }
+
+    # -- atoms ---------------------------------------------------------------------------
+
+    def name(self, node: cst.Name) -> V:
+        if node.value in ("True", "False", "None"):
+            return constant(node.value == "True") if node.value != "None" else CLEAN
+        return self.flow.lookup(node.value)
+
+    def concatenated(self, node: cst.ConcatenatedString) -> V:
+        value = node.evaluated_value
+        return constant(value) if isinstance(value, str) else CLEAN
+
+    def fstring(self, node: cst.FormattedString) -> V:
+        parts: list[V] = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                parts.append(self.flow.expr(part.expression))
+            elif isinstance(part, cst.FormattedStringText):
+                parts.append(constant(part.value))
+        return encode(combine(parts), "f-string")
+
+    def walrus(self, node: cst.NamedExpr) -> V:
+        value = self.flow.expr(node.value)
+        self.flow.bind(node.target, value)
+        return value
+
+    def sequence(self, node: cst.List | cst.Tuple | cst.Set) -> V:
+        values: list[V] = []
+        starred = False
+        for item in node.elements:
+            value = self.flow.expr(item.value)
+            if isinstance(item, cst.StarredElement):
+                starred = True
+                value = replace(value, parts=None)
+            values.append(value)
+        return combine(values, keep_parts=not starred and not isinstance(node, cst.Set))
+
+    def dictionary(self, node: cst.Dict) -> V:
+        values: list[V] = []
+        fields: list[tuple[str, V]] = []
+        exact = True
+        for item in node.elements:
+            if isinstance(item, cst.DictElement):
+                key = self.flow.expr(item.key)
+                value = self.flow.expr(item.value)
+                values += [key, value]
+                if isinstance(key.const, str):
+                    fields.append((key.const, value))
+                else:
+                    exact = False
+            else:
+                values.append(self.flow.expr(item.value))
+                exact = False
+        result = combine(values)
+        return replace(result, fields=tuple(fields) if exact else None)
+
+    def unary(self, node: cst.UnaryOperation) -> V:
+        value = self.flow.expr(node.expression)
+        if isinstance(node.operator, cst.Not):
+            return value.retag(Cls.PROJECTED, True, SCALAR).step("not")
+        if isinstance(node.operator, cst.Minus) and isinstance(value.const, int | float):
+            return constant(-value.const)
+        return value
+
+    def comparison(self, node: cst.Comparison) -> V:
+        values = [self.flow.expr(node.left)] + [
+            self.flow.expr(c.comparator) for c in node.comparisons
+        ]
+        return combine(values).retag(Cls.PROJECTED, True, SCALAR).step("comparison")
+
+    def binary(self, left: V, operator: cst.BaseBinaryOp | cst.BaseAugOp, right: V) -> V:
+        kind = type(operator).__name__.replace("Assign", "")
+        if isinstance(left.const, int) and isinstance(right.const, int):
+            folded = _fold(kind, left.const, right.const)
+            if folded is not None:
+                return constant(folded)
+        if isinstance(left.const, str) and isinstance(right.const, str) and kind == "Add":
+            return constant(left.const + right.const)
+        if kind == "Add" and (_stringy(left) or _stringy(right)):
+            return encode(combine([left, right]), "+")
+        if kind == "Modulo" and isinstance(left.const, str):
+            return encode(combine([left, right]), "%")
+        if kind == "Multiply":
+            return _repeat(left, right)
+        return combine([left, right])
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def call(self, node: cst.Call) -> V:
+        args: list[V] = []
+        kwargs: dict[str, V] = {}
+        for arg in node.args:
+            value = self.flow.expr(arg.value)
+            if arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            elif arg.star == "*":
+                args.append(element(value) if value.parts is None else combine(list(value.parts)))
+            elif arg.star == "**":
+                kwargs["**"] = value
+            else:
+                args.append(value)
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            receiver = self.flow.expr(func.value)
+            if receiver.module is not None:
+                return self._qualified(f"{receiver.module}.{func.attr.value}", node, args, kwargs)
+            return self.method(receiver, func, args, kwargs)
+        callee = self.flow.expr(func)
+        if callee.func is not None:
+            return self.flow.call_local(callee.func, args, dict(kwargs)).step(
+                f"{dotted(func) or 'helper'}()"
+            )
+        if callee.module is not None:
+            return self._qualified(callee.module, node, args, kwargs)
+        name = dotted(func)
+        if name is not None and name not in self.flow.env:
+            return self.builtin(name, args, kwargs)
+        return self._unknown(f"{name or 'a computed callee'}(...) is not modelled", args, kwargs)
+
+    def _qualified(self, name: str, node: cst.Call, args: list[V], kwargs: dict[str, V]) -> V:
+        if name.startswith("<namespace>"):
+            return self.provider(name.removeprefix("<namespace>"), node, args, kwargs)
+        if name == "<class>" or name.endswith(".<class>"):
+            return self._unknown("instances of snippet classes are not followed", args, kwargs)
+        return self.module_function(name, args, kwargs)
+
+    def provider(self, name: str, node: cst.Call, args: list[V], kwargs: dict[str, V]) -> V:
+        namespace, _, rest = name.partition(".")
+        spot = self.positions.locate(name, node)
+        line, column = spot if spot else (None, None)
+        source = Src(namespace, rest, line, column)
+        label = f"{name} (line {line})" if line else name
+        row = self.effects.lookup(name)
+        if row is None or row.effect == "source":
+            return V(cls=Cls.RAW, bounded=False, sources=frozenset({source}), trail=(label,))
+        base = V(cls=Cls.RAW, bounded=False, sources=frozenset({source}), trail=(label,))
+        return self._effect(row, base, args, kwargs)
+
+    def _effect(self, row: EffectRow, base: V, args: list[V], kwargs: dict[str, V]) -> V:
+        if row.effect == "passthrough":
+            first = args[0] if args else CLEAN
+            return replace(first, sources=first.sources | base.sources, trail=base.trail)
+        if row.effect == "scalar":
+            return base.retag(Cls.PROJECTED, True, SCALAR)
+        if row.effect == "offload":
+            return base.retag(Cls.OFFLOADED, True, (200, "bytes"))
+        if row.effect == "unknown":
+            return replace(
+                base.retag(Cls.UNKNOWN, False), reason="the effects table marks it unknown"
+            )
+        cls = Cls.COMPRESSED if row.effect == "compress" else Cls.SELECTED
+        limit = _bound_from(row, kwargs, self.options)
+        if limit is None:
+            return base.retag(cls, False)
+        return base.retag(cls, True, (limit, row.unit)).step(
+            f"bounded by {row.bound_keyword or 'its arguments'}"
+        )
+
+    def builtin(self, name: str, args: list[V], kwargs: dict[str, V]) -> V:
+        first = args[0] if args else CLEAN
+        everything = combine([*args, *kwargs.values()])
+        if name in SCALAR_BUILTINS:
+            return everything.retag(Cls.PROJECTED, True, SCALAR).step(name)
+        if name in ENCODING_BUILTINS:
+            return encode(everything, name)
+        if name in PRESERVING_BUILTINS:
+            for callback in kwargs.values():
+                if callback.func is not None:
+                    self.flow.call_local(callback.func, [element(first)], {})
+            return replace(combine(args), parts=None).step(name) if args else CLEAN
+        if name in AGGREGATING_BUILTINS:
+            if name == "min" and len(args) == 2:
+                limit = _const_int(args[0]) or _const_int(args[1])
+                if limit is not None and not everything.tainted:
+                    return V(at_most=limit, const=_fold_min(args))
+                if limit is not None:
+                    return replace(everything.retag(Cls.AGGREGATED, True, SCALAR), at_most=limit)
+            return everything.retag(Cls.AGGREGATED, True, SCALAR).step(name)
+        if name == "map" and len(args) >= 2:
+            mapped = self._apply(args[0], [element(a) for a in args[1:]])
+            container = combine(args[1:])
+            return mapped.retag(mapped.cls, mapped.bounded and container.bounded).step("map")
+        if name == "filter" and len(args) == 2:
+            self._apply(args[0], [element(args[1])])
+            return args[1].retag(_select(args[1].cls), args[1].bounded).step("filter")
+        if name == "zip":
+            return replace(combine(args), parts=None).step("zip")
+        if name == "next":
+            return first.retag(_select(first.cls), True, (1, "items")).step("next")
+        if name in ("range", "print", "hasattr"):
+            return CLEAN
+        return self._unknown(f"{name}(...) is not modelled", args, kwargs)
+
+    def module_function(self, name: str, args: list[V], kwargs: dict[str, V]) -> V:
+        first = args[0] if args else CLEAN
+        everything = combine([*args, *kwargs.values()])
+        module = name.rpartition(".")[0]
+        if name in ("json.dumps", "base64.b64encode", "base64.b64decode", "html.escape"):
+            return encode(first, name)
+        if name in (
+            "json.loads",
+            "copy.copy",
+            "copy.deepcopy",
+            "textwrap.dedent",
+            "re.sub",
+            "re.split",
+            "textwrap.indent",
+            "html.unescape",
+            "unicodedata.normalize",
+        ):
+            return (args[1] if name in ("re.split",) and len(args) > 1 else everything).step(name)
+        if name in ("re.findall", "re.finditer", "re.search", "re.match", "re.fullmatch"):
+            text = args[1] if len(args) > 1 else kwargs.get("string", CLEAN)
+            return text.retag(_select(text.cls), text.bounded).step(name)
+        if name == "itertools.islice":
+            return _slice_call(args, name)
+        if name in ("heapq.nlargest", "heapq.nsmallest"):
+            limit = _const_int(first)
+            data = args[1] if len(args) > 1 else CLEAN
+            if limit is None:
+                return data.retag(_select(data.cls), data.bounded).step(name)
+            return data.retag(_select(data.cls), True, (limit, "items")).step(f"{name}({limit})")
+        if name == "collections.Counter":
+            return replace(first.retag(Cls.AGGREGATED, False), tag="Counter").step("Counter")
+        if name == "functools.reduce":
+            return everything.retag(Cls.AGGREGATED, False).step("reduce")
+        if module in ("statistics", "math"):
+            return everything.retag(Cls.AGGREGATED, True, SCALAR).step(name)
+        if name == "textwrap.shorten":
+            width = _const_int(kwargs.get("width", args[1] if len(args) > 1 else CLEAN))
+            if width is not None:
+                return first.retag(_select(first.cls), True, (width, "bytes")).step(name)
+            return first.retag(_select(first.cls), first.bounded).step(name)
+        if name == "asyncio.gather":
+            return combine(args, keep_parts=True)
+        if name in ("asyncio.wait_for", "asyncio.shield"):
+            return first
+        if name in ("asyncio.sleep", "time.time", "time.monotonic"):
+            return CLEAN
+        if name in ("itertools.chain", "itertools.chain.from_iterable"):
+            return replace(combine(args), parts=None).step(name)
+        return self._unknown(f"{name}(...) is not modelled", args, kwargs)
+
+    def method(self, receiver: V, func: cst.Attribute, args: list[V], kwargs: dict[str, V]) -> V:
+        attr = func.attr.value
+        everything = combine([receiver, *args, *kwargs.values()])
+        if attr in MUTATORS:
+            owner = func.value
+            if isinstance(owner, cst.Name) and owner.value in self.flow.env:
+                grown = combine([receiver, *args, *kwargs.values()])
+                self.flow.env[owner.value] = self.flow.accumulated(
+                    replace(grown, fields=None, parts=None), attr
+                )
+            return CLEAN
+        if attr == "join" and not receiver.tainted:
+            return encode(combine(args), "join")
+        if attr in ("format", "format_map") and not receiver.tainted:
+            return encode(combine([receiver, *args, *kwargs.values()]), ".format")
+        if not everything.tainted:
+            return CLEAN
+        if attr == "most_common" and receiver.tag == "Counter":
+            limit = _const_int(args[0]) if args else None
+            if limit is not None:
+                return receiver.retag(Cls.SELECTED, True, (limit, "items")).step(
+                    f"most_common({limit})"
+                )
+            return receiver.retag(Cls.SELECTED, False).step("most_common()")
+        if not receiver.tainted:
+            return self._unknown(f".{attr}() on untainted data with source arguments", args, kwargs)
+        if attr in PRESERVING_METHODS:
+            return replace(receiver, parts=None, fields=None, const=NO_CONST).step(attr)
+        if attr in SCALAR_METHODS:
+            return everything.retag(Cls.PROJECTED, True, SCALAR).step(attr)
+        if attr == "keys":
+            return receiver.retag(Cls.PROJECTED, receiver.bounded).step("keys")
+        if attr == "get":
+            key = args[0].const if args else NO_CONST
+            got = self.project(receiver, key if isinstance(key, str) else None)
+            return join(got, args[1]) if len(args) > 1 else got
+        if attr in ("pop", "popitem"):
+            return element(receiver).step(attr)
+        if attr in ("sort", "reverse", "clear", "remove", "discard"):
+            return CLEAN
+        return self._unknown(f".{attr}() is not modelled", [receiver, *args], kwargs)
+
+    def _apply(self, callback: V, args: list[V]) -> V:
+        if callback.func is not None:
+            return self.flow.call_local(callback.func, args, {})
+        if callback.module is None and not callback.tainted:
+            return combine(args)
+        return fail_closed("a callback that is not followed", *args)
+
+    def _unknown(self, reason: str, args: list[V], kwargs: dict[str, V]) -> V:
+        values = [*args, *kwargs.values()]
+        if any(v.tainted for v in values):
+            self.flow.notes.append(("unknown-callee", reason))
+        return fail_closed(reason, *values)
+
+    # -- projections and selections ------------------------------------------------------
+
+    def attribute(self, node: cst.Attribute) -> V:
+        receiver = self.flow.expr(node.value)
+        if receiver.module is not None:
+            return V(module=f"{receiver.module}.{node.attr.value}")
+        return self.project(receiver, node.attr.value)
+
+    def project(self, receiver: V, key: str | None) -> V:
+        """A field of ``receiver``: status-like fields are bounded scalars, envelope fields keep
+        the receiver's class, other fields are PROJECTED and bounded only with the receiver."""
+        if key is not None and receiver.fields is not None:
+            known = receiver.field(key)
+            if known is not None:
+                return known
+        if not receiver.tainted:
+            return CLEAN
+        label = f".{key}" if key is not None else "[key]"
+        if key in STATUS_FIELDS:
+            return receiver.retag(Cls.PROJECTED, True, SCALAR).step(label)
+        if key in ENVELOPE_FIELDS:
+            return replace(receiver, parts=None, fields=None).step(label)
+        if key is None:
+            return receiver.retag(_select(receiver.cls), True, (1, "items")).step("[index]")
+        return receiver.retag(Cls.PROJECTED, receiver.bounded).step(label)
+
+    def subscript(self, node: cst.Subscript) -> V:
+        receiver = self.flow.expr(node.value)
+        if len(node.slice) != 1:
+            return fail_closed("a multi-dimensional subscript", receiver)
+        index = node.slice[0].slice
+        if isinstance(index, cst.Slice):
+            return self.slice(receiver, index)
+        assert isinstance(index, cst.Index)
+        key = self.flow.expr(index.value)
+        if isinstance(key.const, str):
+            return self.project(receiver, key.const)
+        parts = receiver.parts
+        if (
+            isinstance(key.const, int)
+            and parts is not None
+            and -len(parts) <= key.const < len(parts)
+        ):
+            return parts[key.const]
+        if not receiver.tainted:
+            return CLEAN if not key.tainted else key
+        label = f"[{key.const}]" if isinstance(key.const, int) else "[index]"
+        return receiver.retag(_select(receiver.cls), True, (1, "items")).step(label)
+
+    def slice(self, receiver: V, index: cst.Slice) -> V:
+        lower = self.flow.expr(index.lower) if index.lower is not None else None
+        upper = self.flow.expr(index.upper) if index.upper is not None else None
+        if index.step is not None:
+            self.flow.expr(index.step)
+        count = _slice_length(lower, upper)
+        if not receiver.tainted:
+            return CLEAN
+        text = f"[{_show(lower)}:{_show(upper)}]"
+        cls = _select(receiver.cls)
+        if count is None:
+            return receiver.retag(cls, receiver.bounded).step(text)
+        return receiver.retag(cls, True, (count, "items")).step(f"{text} ({count} items)")
+
+
+def _select(cls: Cls) -> Cls:
+    """A selection of data: SELECTED, unless it already was something better."""
+    return Cls.SELECTED if cls >= Cls.SELECTED else cls
+
+
+def _slice_length(lower: V | None, upper: V | None) -> int | None:
+    low = _limit(lower) if lower is not None else 0
+    high = _limit(upper) if upper is not None else None
+    if lower is None and high is not None and high >= 0:
+        return high
+    if low is not None and low < 0 and upper is None:
+        return -low
+    if low is not None and low >= 0 and high is not None and high >= 0:
+        return max(0, high - low)
+    return None
+
+
+def _slice_call(args: list[V], name: str) -> V:
+    data = args[0] if args else CLEAN
+    bounds = [_limit(a) for a in args[1:3]]
+    count = None
+    if len(bounds) == 1 and bounds[0] is not None:
+        count = bounds[0]
+    elif len(bounds) == 2 and None not in bounds:
+        count = max(0, (bounds[1] or 0) - (bounds[0] or 0))
+    if count is None:
+        return data.retag(_select(data.cls), data.bounded).step(name)
+    return data.retag(_select(data.cls), True, (count, "items")).step(f"{name} ({count} items)")
+
+
+def _limit(value: V | None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value.const, int) and not isinstance(value.const, bool):
+        return value.const
+    return value.at_most
+
+
+def _const_int(value: V | None) -> int | None:
+    if value is None:
+        return None
+    return (
+        value.const if isinstance(value.const, int) and not isinstance(value.const, bool) else None
+    )
+
+
+def _fold_min(args: list[V]) -> Any:
+    if all(isinstance(a.const, int) for a in args):
+        return min(a.const for a in args)
+    return NO_CONST
+
+
+def _bound_from(row: EffectRow, kwargs: dict[str, V], options: Options) -> int | None:
+    keyword = row.bound_keyword
+    if keyword is not None and keyword in kwargs:
+        return _limit(kwargs[keyword])
+    for name in row.bounded_when:
+        if name in kwargs:
+            return options.read_bytes
+    if keyword is None and not row.bounded_when:
+        for name in BOUNDING_KEYWORDS:
+            if name in kwargs:
+                return _limit(kwargs[name])
+    return row.default_bound
+
+
+def _stringy(value: V) -> bool:
+    return (
+        isinstance(value.const, str) or value.cls is Cls.ENCODED or "f-string" in value.trail[-1:]
+    )
+
+
+def _repeat(left: V, right: V) -> V:
+    times = _const_int(right) if _const_int(right) is not None else _const_int(left)
+    data = left if _const_int(right) is not None else right
+    if isinstance(left.const, str) and times is not None:
+        return (
+            constant(left.const * min(times, 1))
+            if times <= 0
+            else replace(
+                constant(""), bound=(len(left.const.encode()) * times, "bytes"), const=NO_CONST
+            )
+        )
+    result = combine([left, right])
+    if times is not None and data.bound is not None and result.bounded:
+        return replace(result, bound=(data.bound[0] * max(times, 0), data.bound[1]))
+    return result
+
+
+def _fold(kind: str, left: int, right: int) -> int | None:
+    try:
+        if kind == "Add":
+            return left + right
+        if kind == "Subtract":
+            return left - right
+        if kind == "Multiply" and abs(left * right) < 10**12:
+            return left * right
+        if kind == "FloorDivide" and right:
+            return left // right
+    except (OverflowError, ValueError):
+        return None
+    return None
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        return 0
+
+
+def _show(value: V | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value.const, int):
+        return str(value.const)
+    return "n"
+
+
+__all__ = ["Rules", "constant_key"]

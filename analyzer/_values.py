@@ -1,0 +1,212 @@
+"""Abstract values: what the analyzer knows of a value at one point of a snippet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+from typing import Any
+
+from analyzer._models import Classification
+
+
+class Cls(IntEnum):
+    """Classes ordered from best to worst, so that a join is ``max``."""
+
+    NONE = 0
+    OFFLOADED = 1
+    COMPRESSED = 2
+    AGGREGATED = 3
+    PROJECTED = 4
+    SELECTED = 5
+    UNKNOWN = 6
+    ENCODED = 7
+    RAW = 8
+
+    def public(self) -> Classification:
+        return Classification(self.name)
+
+
+NO_CONST: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Src:
+    namespace: str
+    name: str
+    line: int | None
+    column: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Func:
+    """A function or lambda the snippet defines, analysed at each call."""
+
+    node: Any
+    """The libcst FunctionDef or Lambda."""
+    closure: Any
+    """The environment it was defined in."""
+
+
+@dataclass(frozen=True, slots=True)
+class V:
+    cls: Cls = Cls.NONE
+    bounded: bool = True
+    bound: tuple[int, str] | None = None
+    """(amount, unit) when a number is known; unit is bytes, tokens or items."""
+    sources: frozenset[Src] = frozenset()
+    trail: tuple[str, ...] = ()
+    reason: str | None = None
+    """Why the value is UNKNOWN."""
+    parts: tuple[V, ...] | None = None
+    """Positions of a tuple or list whose shape is known (literals, gather)."""
+    fields: tuple[tuple[str, V], ...] | None = None
+    """Constant-key members of a dict literal."""
+    func: Func | None = None
+    module: str | None = None
+    """A module (``json``) or a dotted name inside one (``json.dumps``)."""
+    const: Any = field(default=NO_CONST)
+    """A known constant (an int or a short str) for bounds and folding."""
+    at_most: int | None = None
+    """A known upper limit of a number (``min(n, 50)``)."""
+    tag: str | None = None
+    """What made it, when a later method depends on it (``Counter`` for most_common)."""
+
+    @property
+    def tainted(self) -> bool:
+        return self.cls is not Cls.NONE
+
+    def step(self, label: str) -> V:
+        if not self.tainted or self.trail[-1:] == (label,):
+            return self
+        return replace(self, trail=(*self.trail, label))
+
+    def retag(self, cls: Cls, bounded: bool, bound: tuple[int, str] | None = None) -> V:
+        """The same data under another class and bound (keeps sources and trail)."""
+        if not self.tainted:
+            return self
+        return V(
+            cls=cls,
+            bounded=bounded,
+            bound=bound if bounded else None,
+            sources=self.sources,
+            trail=self.trail,
+            reason=self.reason,
+        )
+
+    def field(self, key: str) -> V | None:
+        for name, value in self.fields or ():
+            if name == key:
+                return value
+        return None
+
+
+CLEAN = V()
+
+
+def constant(value: Any) -> V:
+    size = len(value.encode("utf-8", "surrogatepass")) if isinstance(value, str) else 24
+    keep = (
+        value
+        if isinstance(value, int | float | bool)
+        or (isinstance(value, str) and len(value) <= 10_000)
+        else NO_CONST
+    )
+    return V(bound=(size, "bytes"), const=keep)
+
+
+def join(*values: V) -> V:
+    """Either of the values (branches, ``or``, several returns): the worst class, bounded
+    only if all are, the larger bound."""
+    values = tuple(v for v in values if v is not None)
+    if not values:
+        return CLEAN
+    if len(values) == 1:
+        return values[0]
+    worst = max(values, key=lambda v: (v.cls, not v.bounded))
+    bounded = all(v.bounded for v in values)
+    bound = _max_bound([v.bound for v in values]) if bounded else None
+    parts = None
+    lengths = {len(v.parts) if v.parts is not None else -1 for v in values}
+    if len(lengths) == 1 and -1 not in lengths:
+        parts = tuple(
+            join(*column) for column in zip(*(v.parts or () for v in values), strict=True)
+        )
+    consts = {repr(v.const) for v in values}
+    return V(
+        cls=worst.cls,
+        bounded=bounded,
+        bound=bound,
+        sources=frozenset().union(*(v.sources for v in values)),
+        trail=worst.trail,
+        reason=worst.reason,
+        parts=parts,
+        func=worst.func if all(v.func == worst.func for v in values) else None,
+        module=worst.module if all(v.module == worst.module for v in values) else None,
+        const=values[0].const if len(consts) == 1 else NO_CONST,
+    )
+
+
+def combine(values: list[V] | tuple[V, ...], *, keep_parts: bool = False) -> V:
+    """All of the values together (a container, a concatenation): bounds add up."""
+    if not values:
+        return V(bound=(2, "bytes"), parts=() if keep_parts else None)
+    worst = max(values, key=lambda v: (v.cls, not v.bounded))
+    bounded = all(v.bounded for v in values)
+    bound = _sum_bound([v.bound for v in values]) if bounded else None
+    return V(
+        cls=worst.cls,
+        bounded=bounded,
+        bound=bound,
+        sources=frozenset().union(*(v.sources for v in values)),
+        trail=worst.trail,
+        reason=worst.reason,
+        parts=tuple(values) if keep_parts else None,
+    )
+
+
+def element(value: V) -> V:
+    """One item of a container or iterable."""
+    if value.parts is not None:
+        return join(*value.parts) if value.parts else CLEAN
+    if not value.tainted:
+        return CLEAN
+    return V(
+        cls=value.cls,
+        bounded=value.bounded,
+        bound=None,
+        sources=value.sources,
+        trail=value.trail,
+        reason=value.reason,
+    )
+
+
+def unknown(reason: str, *inputs: V) -> V:
+    """Fail closed: tainted inputs through something not modelled."""
+    tainted = [v for v in inputs if v.tainted]
+    if not tainted:
+        return CLEAN
+    return V(
+        cls=Cls.UNKNOWN,
+        bounded=False,
+        sources=frozenset().union(*(v.sources for v in tainted)),
+        trail=(*max(tainted, key=lambda v: v.cls).trail, reason),
+        reason=reason,
+    )
+
+
+def encode(value: V, label: str) -> V:
+    if value.cls is Cls.RAW:
+        value = replace(value, cls=Cls.ENCODED, parts=None, fields=None)
+    return value.step(label)
+
+
+def _max_bound(bounds: list[tuple[int, str] | None]) -> tuple[int, str] | None:
+    if any(b is None for b in bounds) or len({b[1] for b in bounds if b}) != 1:
+        return None
+    return max(bounds, key=lambda b: b[0] if b else 0)
+
+
+def _sum_bound(bounds: list[tuple[int, str] | None]) -> tuple[int, str] | None:
+    if any(b is None for b in bounds) or len({b[1] for b in bounds if b}) != 1:
+        return None
+    return sum(b[0] for b in bounds if b), bounds[0][1] if bounds[0] else "bytes"
