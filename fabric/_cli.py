@@ -1,8 +1,9 @@
 """The ``fabric`` command line.
 
 ``fabric exec FILE|-`` runs a snippet and prints what the model would see; ``--json`` prints
-the whole result. ``fabric read HANDLE`` reads part of a stored result; ``fabric store ...``
-looks after stored payloads. The exit status is 0 on
+the whole result. ``fabric check`` and ``fabric explain`` diagnose a snippet without running it;
+``fabric read HANDLE`` reads part of a stored result; ``fabric store ...`` looks after stored
+payloads. The exit status is 0 on
 success, 1 when the snippet (or store action) failed, and 2 for a usage error.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from fabric import __version__, _cli_read, _cli_store
+from fabric import __version__, _cli_check, _cli_read, _cli_store
 from fabric._errors import FabricError
 from fabric._session import Fabric
 from runtime import Limits, SandboxError
@@ -49,6 +50,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--memory", type=int, help="memory limit in MiB (default 512)")
     run.add_argument("--policy", choices=RESULT_POLICIES, help="result policy (default auto)")
     run.add_argument("--format", choices=RESULT_FORMATS, help="result format (default auto)")
+    run.add_argument(
+        "--strict", action="store_true", help="refuse unbounded returns before running"
+    )
+    _cli_check.add_parsers(commands)
     _cli_read.add_parser(commands)
     _cli_store.add_parser(commands)
     return parser
@@ -64,6 +69,7 @@ async def _exec(args: argparse.Namespace) -> int:
             memory_mb=args.memory,
             policy=args.policy,
             result_format=args.format,
+            strict=args.strict or None,
         )
     if args.json:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
@@ -81,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cli_store.run(args)
         if args.command == "read":
             return _cli_read.run(args)
+        if args.command in ("check", "explain"):
+            return _cli_check.run(args, _read_code(args.source))
     except (FabricError, SandboxError) as exc:
         _err.print(f"[bold red]error:[/] {exc}", markup=True)
         return 2

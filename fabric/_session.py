@@ -6,13 +6,15 @@ import asyncio
 import os
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from pydantic import ValidationError
 
+from analyzer import Analysis, EffectsTable, Options, analyze
 from fabric._context import ContextTools, register_context_tools
 from fabric._errors import ConfigError, FabricClosed
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
-from runtime import ExecResult, Limits, Sandbox
+from runtime import ExecError, ExecResult, Limits, Sandbox, Timings, render_error
 from runtime.boundary import Boundary, BoundaryConfig, ResultFormat, ResultPolicy, TokenCounter
 from store import Store, StoreError
 
@@ -34,6 +36,8 @@ class Fabric:
         spares: int = 2,
         boundary: BoundaryConfig | None = None,
         store: Store | None = None,
+        analysis: Options | None = None,
+        effects: list[Any] | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -54,6 +58,11 @@ class Fabric:
         self.tokens = TokenCounter()
         self.boundary = Boundary(store, boundary, self.tokens)
         self.warnings += self.boundary.config.warnings
+        self.analysis_options = (analysis or Options()).model_copy(
+            update={"read_bytes": self.boundary.config.read_offload_threshold}
+        )
+        self.effects, effect_warnings = EffectsTable.default().extended(effects or [])
+        self.warnings += effect_warnings
         self.context = ContextTools(self.boundary, self.workspace)
         register_file_tools(self.providers, self.workspace)
         register_context_tools(self.providers, self.context)
@@ -75,12 +84,18 @@ class Fabric:
         memory_mb: int | None = None,
         policy: ResultPolicy | None = None,
         result_format: ResultFormat | None = None,
+        strict: bool | None = None,
     ) -> ExecResult:
         """Run a snippet. Its faults come back in the result (``ok=False``), never raised.
 
         The result passes the boundary: ``text`` is at most the offload threshold (plus a fixed
         header), the full original stored under ``handle`` when it was larger. ``policy`` and
         ``result_format`` override the session's settings for this call.
+
+        The analyzer's diagnosis lands in ``result.analysis``. By default it runs beside the
+        worker and never delays execution; with ``strict`` (or ``block_unbounded_returns`` in
+        the session's analysis options) it runs first, and a BLOCK verdict returns a policy
+        error with the fixes before anything runs.
         """
         if self._closed:
             raise FabricClosed("this Fabric session is closed")
@@ -94,10 +109,31 @@ class Fabric:
             except ValidationError as exc:
                 first = exc.errors()[0]
                 raise ConfigError(f"{first['loc'][0]}: {first['msg']}") from None
+        options = self._options(strict)
+        if options.strict or options.block_unbounded_returns:
+            diagnosis = await asyncio.to_thread(self.check, code, strict=strict)
+            if diagnosis.verdict == "BLOCK":
+                return _blocked(diagnosis)
+            running = asyncio.get_running_loop().create_future()
+            running.set_result(diagnosis)
+        else:
+            running = asyncio.ensure_future(asyncio.to_thread(self.check, code, strict=strict))
         result = await self._sandbox.execute(code, providers=self.providers, limits=limits)
-        return await asyncio.to_thread(
+        result = await asyncio.to_thread(
             self.boundary.finish, result, policy=policy, fmt=result_format
         )
+        return result.model_copy(update={"analysis": await running})
+
+    def check(self, code: str, *, strict: bool | None = None) -> Analysis:
+        """``ce_exec``: what ``code`` would return, classified, without running it."""
+        if not isinstance(code, str):
+            raise ConfigError(f"code must be a str, not {type(code).__name__}")
+        return analyze(code, self.effects, self._options(strict))
+
+    def _options(self, strict: bool | None) -> Options:
+        if strict is None or strict == self.analysis_options.strict:
+            return self.analysis_options
+        return self.analysis_options.model_copy(update={"strict": strict})
 
     async def close(self) -> None:
         if not self._closed:
@@ -117,3 +153,20 @@ class Fabric:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+def _blocked(diagnosis: Analysis) -> ExecResult:
+    """The result of a snippet refused before it ran."""
+    first = next((d for d in diagnosis.diagnostics if d.severity == "error"), None)
+    message = first.message if first else "the analyzer blocked this snippet"
+    error = ExecError(
+        kind="policy",
+        type="Blocked",
+        message=f"{message}; nothing was run. Trail: {diagnosis.explain()}",
+        line=first.line if first else None,
+        column=first.column if first else None,
+        hint=first.fix if first else None,
+    )
+    return ExecResult(
+        ok=False, text=render_error(error), error=error, timings=Timings(), analysis=diagnosis
+    )

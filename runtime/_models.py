@@ -130,3 +130,5 @@ class ExecResult(BaseModel):
     acknowledged), ``compact`` (a long error compacted)."""
     warnings: tuple[str, ...] = ()
     """Problems the boundary met (a store that could not be written, say)."""
+    analysis: Any = None
+    """The static diagnosis of the snippet (an ``analyzer.Analysis``), when Fabric made one."""
