@@ -195,8 +195,12 @@ def unknown(reason: str, *inputs: V) -> V:
 
 
 def encode(value: V, label: str) -> V:
+    """Text made of the value: RAW becomes ENCODED; a bound counted in items no longer
+    counts the text's size, so only the fact that it is bounded survives."""
     if value.cls is Cls.RAW:
         value = replace(value, cls=Cls.ENCODED, parts=None, fields=None)
+    if value.bound is not None and value.bound[1] == "items":
+        value = replace(value, bound=None)
     return value.step(label)
 
 

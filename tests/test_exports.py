@@ -43,3 +43,14 @@ def test_store_exports_and_imports_nothing_of_fabric() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_analyzer_exports_and_imports_nothing_of_fabric() -> None:
+    """analyzer's names resolve; it imports neither runtime, store nor fabric."""
+    code = (
+        "import sys, analyzer\n"
+        "assert all(getattr(analyzer, n) is not None for n in analyzer.__all__)\n"
+        "print([m for m in ('runtime', 'fabric', 'store', 'rich') if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
