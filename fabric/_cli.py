@@ -54,6 +54,12 @@ def _parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="refuse unbounded returns before running"
     )
     _cli_check.add_parsers(commands)
+    serve = commands.add_parser("mcp", help="serve Fabric's tools over MCP (stdio, or --http)")
+    serve.add_argument("--workspace", default=".", help="workspace folder (default: .)")
+    serve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    serve.add_argument("--log-file", help="write logs here instead of standard error")
     _cli_read.add_parser(commands)
     _cli_store.add_parser(commands)
     return parser
@@ -78,6 +84,26 @@ async def _exec(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import logging
+
+    import anyio
+
+    from fabric.mcp import serve
+
+    if args.log_file:
+        logging.basicConfig(filename=args.log_file, level=logging.INFO, force=True)
+
+    async def run() -> None:
+        async with Fabric(workspace=args.workspace) as fab:
+            for warning in fab.warnings:
+                logging.getLogger("fabric").warning(warning)
+            await serve(fab, http=args.http, host=args.host, port=args.port)
+
+    anyio.run(run)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -87,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cli_store.run(args)
         if args.command == "read":
             return _cli_read.run(args)
+        if args.command == "mcp":
+            return _serve(args)
         if args.command in ("check", "explain"):
             return _cli_check.run(args, _read_code(args.source))
     except (FabricError, SandboxError) as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -14,9 +15,17 @@ from analyzer import Analysis, EffectsTable, Options, analyze
 from fabric._context import ContextTools, register_context_tools
 from fabric._errors import ConfigError, FabricClosed
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
-from runtime import ExecError, ExecResult, Limits, Sandbox, Timings, render_error
+from runtime import (
+    ExecError,
+    ExecResult,
+    Limits,
+    ProviderHost,
+    Sandbox,
+    Timings,
+    render_error,
+)
 from runtime.boundary import Boundary, BoundaryConfig, ResultFormat, ResultPolicy, TokenCounter
-from store import Store, StoreError
+from store import Facts, Store, StoreError
 
 
 class Fabric:
@@ -56,6 +65,7 @@ class Fabric:
             except StoreError as exc:
                 self.warnings.append(f"results cannot be stored: {exc}")
         self.tokens = TokenCounter()
+        self._facts: Facts | None = None
         self.boundary = Boundary(store, boundary, self.tokens)
         self.warnings += self.boundary.config.warnings
         self.analysis_options = (analysis or Options()).model_copy(
@@ -85,6 +95,7 @@ class Fabric:
         policy: ResultPolicy | None = None,
         result_format: ResultFormat | None = None,
         strict: bool | None = None,
+        on_call: Callable[[str], None] | None = None,
     ) -> ExecResult:
         """Run a snippet. Its faults come back in the result (``ok=False``), never raised.
 
@@ -96,6 +107,8 @@ class Fabric:
         worker and never delays execution; with ``strict`` (or ``block_unbounded_returns`` in
         the session's analysis options) it runs first, and a BLOCK verdict returns a policy
         error with the fixes before anything runs.
+
+        ``on_call`` is told the name of each provider call as it starts (for progress reports).
         """
         if self._closed:
             raise FabricClosed("this Fabric session is closed")
@@ -118,11 +131,21 @@ class Fabric:
             running.set_result(diagnosis)
         else:
             running = asyncio.ensure_future(asyncio.to_thread(self.check, code, strict=strict))
-        result = await self._sandbox.execute(code, providers=self.providers, limits=limits)
+        providers: ProviderHost = self.providers
+        if on_call is not None:
+            providers = _Watched(self.providers, on_call)
+        result = await self._sandbox.execute(code, providers=providers, limits=limits)
         result = await asyncio.to_thread(
             self.boundary.finish, result, policy=policy, fmt=result_format
         )
         return result.model_copy(update={"analysis": await running})
+
+    @property
+    def facts(self) -> Facts:
+        """The workspace's remembered facts (opened on first use)."""
+        if self._facts is None:
+            self._facts = Facts(self.workspace.root, count_tokens=self.tokens.count)
+        return self._facts
 
     def check(self, code: str, *, strict: bool | None = None) -> Analysis:
         """``ce_exec``: what ``code`` would return, classified, without running it."""
@@ -141,6 +164,8 @@ class Fabric:
             await self._sandbox.close()
             if self._own_store and self.boundary.store is not None:
                 self.boundary.store.close()
+            if self._facts is not None:
+                self._facts.close()
 
     async def __aenter__(self) -> Fabric:
         await self.start()
@@ -153,6 +178,22 @@ class Fabric:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+class _Watched:
+    """A provider host that reports each call before serving it."""
+
+    def __init__(self, inner: ProviderHost, on_call: Callable[[str], None]) -> None:
+        self.inner, self.on_call = inner, on_call
+
+    def catalog(self) -> Mapping[str, Sequence[str]]:
+        return self.inner.catalog()
+
+    async def call(
+        self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
+    ) -> Any:
+        self.on_call(f"{namespace}.{name}")
+        return await self.inner.call(namespace, name, arguments, positional)
 
 
 def _blocked(diagnosis: Analysis) -> ExecResult:

@@ -21,7 +21,7 @@ import stat
 import threading
 import time
 import zlib
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
@@ -161,7 +161,9 @@ class BlobFiles:
                 raise _corrupt(ref, sha256, f"chunk {first + i} does not match its digest")
         return data
 
-    def stream(self, sha256: str, size: int, crcs: bytes, ref: str) -> Generator[bytes, None, None]:
+    def stream(
+        self, sha256: str, size: int, crcs: bytes, chunks: bytes, ref: str
+    ) -> Generator[bytes, None, None]:
         """The blob in pieces of 4 MiB, first to last, each checked against its CRC32.
 
         A thread reads and checks the next pieces while the caller works on the current one
@@ -173,10 +175,13 @@ class BlobFiles:
             if actual != size:
                 raise _corrupt(ref, sha256, f"it is {actual} bytes on disk, {size} were stored")
             offsets = range(0, max(size, 1), PIECE)
+            check = _crc_check(crcs, sha256, ref)
+            if len(crcs) != 4 * len(offsets):  # an older index: check each chunk's sha256
+                check = _digest_check(chunks, sha256, ref)
             if len(offsets) == 1:
-                yield _checked(os.pread(fd, size, 0), 0, crcs, sha256, ref)
+                yield check(os.pread(fd, size, 0), 0)
                 return
-            yield from _read_ahead(fd, offsets, crcs, sha256, ref)
+            yield from _read_ahead(fd, offsets, check)
         finally:
             os.close(fd)
 
@@ -250,17 +255,39 @@ class BlobFiles:
         return time.time() - info.st_mtime >= grace_s
 
 
-def _checked(piece: bytes, offset: int, crcs: bytes, sha256: str, ref: str) -> bytes:
-    index = offset // PIECE
-    if zlib.crc32(piece).to_bytes(4, "big") != crcs[index * 4 : index * 4 + 4]:
-        raise _corrupt(ref, sha256, f"piece {index} (from byte {offset}) does not match its CRC32")
-    return piece
+Check = Callable[[bytes, int], bytes]
+
+
+def _crc_check(crcs: bytes, sha256: str, ref: str) -> Check:
+    def check(piece: bytes, offset: int) -> bytes:
+        index = offset // PIECE
+        if zlib.crc32(piece).to_bytes(4, "big") != crcs[index * 4 : index * 4 + 4]:
+            raise _corrupt(ref, sha256, f"piece {index} (from byte {offset}) fails its CRC32")
+        return piece
+
+    return check
+
+
+def _digest_check(chunks: bytes, sha256: str, ref: str) -> Check:
+    def check(piece: bytes, offset: int) -> bytes:
+        view = memoryview(piece)
+        first = offset // CHUNK
+        for i in range(0, max(len(piece), 1), CHUNK):
+            n = first + i // CHUNK
+            if (
+                hashlib.sha256(view[i : i + CHUNK]).digest()
+                != chunks[n * DIGEST : (n + 1) * DIGEST]
+            ):
+                raise _corrupt(ref, sha256, f"chunk {n} does not match its digest")
+        return piece
+
+    return check
 
 
 _END = object()
 
 
-def _read_ahead(fd: int, offsets: range, crcs: bytes, sha256: str, ref: str) -> Iterator[bytes]:
+def _read_ahead(fd: int, offsets: range, check: Check) -> Iterator[bytes]:
     ready: queue.Queue[object] = queue.Queue(maxsize=4)
     stop = threading.Event()
 
@@ -276,7 +303,7 @@ def _read_ahead(fd: int, offsets: range, crcs: bytes, sha256: str, ref: str) -> 
     def produce() -> None:
         try:
             for offset in offsets:
-                piece = _checked(os.pread(fd, PIECE, offset), offset, crcs, sha256, ref)
+                piece = check(os.pread(fd, PIECE, offset), offset)
                 if not hand_over(piece):
                     return
             hand_over(_END)

@@ -23,7 +23,6 @@ from store._store import estimate_tokens
 
 FACTS_MAX_BYTES = 5 * 1024 * 1024
 _NAME_LIMIT = 128
-_VERSION = 1
 _SCHEMA = """
 CREATE TABLE facts (
     name TEXT PRIMARY KEY,
@@ -77,7 +76,7 @@ class Facts:
         self.max_bytes = max_bytes
         self._count = count_tokens or (lambda text: estimate_tokens(len(text.encode())))
         self._clock = clock
-        self._db = Database(root / "facts.db", _SCHEMA, _VERSION)
+        self._db = Database(root / "facts.db", (_SCHEMA,))
 
     def close(self) -> None:
         self._db.close()

@@ -9,7 +9,6 @@ from typing import Any
 
 from store._models import Entry, Source
 
-VERSION = 1
 SCHEMA = """
 CREATE TABLE blobs (
     sha256 TEXT PRIMARY KEY,
@@ -55,6 +54,13 @@ CREATE TRIGGER blobs_removed AFTER DELETE ON blobs BEGIN
     UPDATE totals SET blobs = blobs - 1, bytes = bytes - old.bytes;
 END;
 """
+MIGRATIONS = (
+    SCHEMA,
+    # Format 2: CRC32s cover 4 MiB pieces instead of 64 KiB chunks. Older CRCs are dropped;
+    # blobs without them are streamed with their per-chunk sha256 instead.
+    "UPDATE blobs SET crcs = x'';",
+)
+"""Format n to n + 1; the store's format is their number."""
 
 COLUMNS = "handle, key, tool, args, sha256, content_type, bytes, tokens, created, accessed, expires"
 GONE_KEPT = 10_000

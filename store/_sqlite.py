@@ -23,7 +23,9 @@ BUSY_TIMEOUT_MS = 30_000
 class Database:
     """One connection, shared by the threads of a process under a lock."""
 
-    def __init__(self, path: Path, schema: str, version: int) -> None:
+    def __init__(self, path: Path, migrations: tuple[str, ...]) -> None:
+        """Open ``path``; ``migrations[n]`` upgrades a database of format n to n + 1, so the
+        format is ``len(migrations)`` and the first migration creates the tables."""
         self.path = path
         self.lock = threading.RLock()
         self.closed = False
@@ -38,12 +40,13 @@ class Database:
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(schema, version)
+            self._migrate(migrations)
         except sqlite3.Error as exc:
             self.conn.close()
             raise self._unavailable(exc) from None
 
-    def _migrate(self, schema: str, version: int) -> None:
+    def _migrate(self, migrations: tuple[str, ...]) -> None:
+        version = len(migrations)
         with self.write():
             found = self.conn.execute("PRAGMA user_version").fetchone()[0]
             if found > version:
@@ -51,9 +54,10 @@ class Database:
                     f"{self.path} was written by a newer Fabric (format {found}, this one reads "
                     f"{version}); upgrade Fabric, or use another workspace."
                 )
-            if found < version:
-                for statement in _statements(schema):
+            for script in migrations[found:]:
+                for statement in _statements(script):
                     self.conn.execute(statement)
+            if found < version:
                 self.conn.execute(f"PRAGMA user_version = {version}")
 
     @contextmanager

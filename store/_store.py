@@ -43,7 +43,7 @@ from store._names import (
     slugify,
     source_slug,
 )
-from store._schema import COLUMNS, SCHEMA, VERSION, bury, to_datetime, to_entry
+from store._schema import COLUMNS, MIGRATIONS, bury, to_datetime, to_entry
 from store._search import scan
 from store._sqlite import Database
 
@@ -98,7 +98,7 @@ class Store:
         self.max_bytes = max_bytes
         self._clock = clock
         self._blobs = BlobFiles(self.root)
-        self._db = Database(self.root / "index.db", SCHEMA, VERSION)
+        self._db = Database(self.root / "index.db", MIGRATIONS)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -275,9 +275,9 @@ class Store:
         against its CRC32: the way to scan a large entry (``search`` and queries use it)."""
         entry = self.stat(ref)
         with self._db.read() as conn:
-            row = conn.execute("SELECT crcs FROM blobs WHERE sha256 = ?", (entry.sha256,))
-            crcs = bytes((row.fetchone() or (b"",))[0])
-        pieces = self._blobs.stream(entry.sha256, entry.bytes, crcs, entry.handle)
+            row = conn.execute("SELECT crcs, chunks FROM blobs WHERE sha256 = ?", (entry.sha256,))
+            crcs, chunks = (bytes(v) for v in (row.fetchone() or (b"", b"")))
+        pieces = self._blobs.stream(entry.sha256, entry.bytes, crcs, chunks, entry.handle)
         try:
             while True:
                 piece = self._guard(entry, lambda: next(pieces, None))

@@ -1,0 +1,44 @@
+"""The description of ``fabric_exec``: what the model needs to write a snippet, generated from
+the provider registry so it always lists what exists."""
+
+from __future__ import annotations
+
+from fabric.providers import ProviderRegistry
+
+DESCRIPTION_TOKENS = 900
+"""The most the fabric_exec description may cost the model (a test holds it to this)."""
+_PER_NAMESPACE = 12
+
+
+def exec_description(registry: ProviderRegistry, threshold: int) -> str:
+    lines = [
+        "Run a short Python snippet in a sandbox instead of calling tools one by one. The "
+        "snippet is the body of an async function: use `await` at top level, "
+        "`asyncio.gather(...)` for concurrency, and `return` a value (else the last "
+        "expression is returned). Compute what you need inside the snippet (filter, count, "
+        "slice, summarize) and return only that. Imports: json, re, math, statistics, "
+        "itertools, functools, collections, heapq, asyncio, datetime, base64, textwrap. "
+        "A failing call raises ToolError (.code, .message).",
+        "",
+        "Namespaces (all calls are async):",
+    ]
+    catalog = registry.catalog()
+    for namespace in sorted(catalog):
+        names = list(catalog[namespace])
+        if not names:
+            continue
+        shown = [registry.get(namespace, name).signature() for name in names[:_PER_NAMESPACE]]
+        more = f" (+{len(names) - _PER_NAMESPACE} more)" if len(names) > _PER_NAMESPACE else ""
+        lines.append(f"- {namespace}: " + "; ".join(shown) + more)
+    lines += [
+        "",
+        f"Results up to {threshold} bytes come back whole. Larger ones are stored and you get "
+        "a handle, sizes and a structural preview: read more with ctx.read(handle, "
+        'offset=, length=) or (query=, regex=, ignore_case=) or (json_path="$.items[0:5]"), '
+        "in a snippet or with the ctx_read tool. Never re-run a call to see its output again: "
+        "read the handle.",
+        "Each result is classified before it runs (see ce_exec): RAW, ENCODED, UNKNOWN, "
+        "SELECTED, PROJECTED, AGGREGATED, COMPRESSED, OFFLOADED, NONE; with strict=true an "
+        "unbounded return is refused before it runs, with the fix.",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,353 @@
+"""``fabric mcp``: Fabric's tools over the Model Context Protocol (the official SDK's
+``MCPServer``), on stdio or streamable HTTP.
+
+Every tool is declared once, in ``TOOLS``, with the capability it needs; a tool appears only
+when the session has that capability. Each call returns the model-facing text as text content,
+the structured result as structured content, and ``isError`` for failures. Nothing is ever
+written to stdout but protocol messages: logs go to stderr or a file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, TextContent
+
+from analyzer import Analysis
+from fabric import __version__
+from fabric._session import Fabric
+from fabric.mcp._breaker import REFUSE_AT, WARN_AT, RepeatBreaker
+from fabric.mcp._describe import exec_description
+from runtime import ExecResult, ProviderCallError
+from store import StoreError
+
+log = logging.getLogger("fabric.mcp")
+HEARTBEAT_S = 1.0
+INSTRUCTIONS = (
+    "Fabric runs Python snippets against this workspace's tools (fabric_exec). Prefer one "
+    "snippet that filters and summarizes over many tool calls; large results come back as "
+    "handles you read with ctx_read."
+)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    make: Callable[[Fabric, RepeatBreaker], Callable[..., Awaitable[CallToolResult]]]
+    description: Callable[[Fabric], str]
+    available: Callable[[Fabric], bool] = lambda fab: True
+
+
+def build_server(fab: Fabric) -> MCPServer:
+    """An MCPServer exposing ``fab``'s tools."""
+    server: MCPServer = MCPServer(
+        name="fabric", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
+    breaker = RepeatBreaker()
+    for spec in TOOLS:
+        if spec.available(fab):
+            server.add_tool(
+                spec.make(fab, breaker),
+                name=spec.name,
+                description=spec.description(fab),
+                structured_output=False,
+            )
+    return server
+
+
+async def serve(
+    fab: Fabric, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765
+) -> None:
+    server = build_server(fab)
+    if http:
+        await server.run_streamable_http_async(host=host, port=port)
+    else:
+        await server.run_stdio_async()
+
+
+# -- results ------------------------------------------------------------------------------
+
+
+def _reply(text: str, structured: dict[str, Any], *, error: bool = False) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=error,
+    )
+
+
+def _failure(code: str, message: str) -> CallToolResult:
+    return _reply(
+        f"error ({code}): {message}", {"error": {"code": code, "message": message}}, error=True
+    )
+
+
+def _guarded(
+    run: Callable[..., Awaitable[CallToolResult]],
+) -> Callable[..., Awaitable[CallToolResult]]:
+    """Turn what a tool raises into an error result; the server always survives."""
+
+    @functools.wraps(run)  # the SDK reads the tool's parameters through __wrapped__
+    async def guarded(**kwargs: Any) -> CallToolResult:
+        try:
+            return await run(**kwargs)
+        except ProviderCallError as exc:
+            return _failure(exc.code, exc.message)
+        except StoreError as exc:
+            return _failure(type(exc).__name__, str(exc))
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            log.exception("tool failed")
+            return _failure("internal", f"{type(exc).__name__}: {exc}")
+
+    return guarded
+
+
+def _exec_structured(result: ExecResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "ok": result.ok,
+        "policy_applied": result.policy_applied,
+        "handle": result.handle,
+        "logs_handle": result.logs_handle,
+        "bytes": result.bytes,
+        "tokens": result.tokens,
+        "text_tokens": result.text_tokens,
+        "calls": result.calls,
+        "timings": result.timings.model_dump(),
+        "warnings": list(result.warnings),
+    }
+    if result.ok and result.policy_applied == "inline":
+        out["value"] = result.value
+    if result.error is not None:
+        out["error"] = result.error.model_dump(mode="json", exclude_none=True)
+    if isinstance(result.analysis, Analysis):
+        out["analysis"] = {
+            "classification": result.analysis.classification.value,
+            "bounded": result.analysis.bounded,
+            "verdict": result.analysis.verdict,
+        }
+    return out
+
+
+# -- fabric_exec ---------------------------------------------------------------------------
+
+
+def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[CallToolResult]]:
+    async def fabric_exec(
+        code: str,
+        ctx: Context,
+        result_format: Literal["auto", "json", "yaml", "text"] | None = None,
+        result_policy: Literal["auto", "inline", "offload", "summarize"] | None = None,
+        timeout_s: float | None = None,
+        strict: bool | None = None,
+    ) -> CallToolResult:
+        session = _session_key(ctx)
+        count, last_handle = breaker.see(session, code)
+        if count >= REFUSE_AT:
+            return _failure("repeated_code", breaker.refusal(count, last_handle))
+        calls: list[str] = []
+        started = time.monotonic()
+        heartbeat = asyncio.ensure_future(_heartbeat(ctx, started, calls))
+        try:
+            result = await fab.exec(
+                code,
+                timeout=timeout_s,
+                policy=result_policy,
+                result_format=result_format,
+                strict=strict,
+                on_call=calls.append,
+            )
+        finally:
+            heartbeat.cancel()
+        breaker.remember(session, result.handle)
+        text = result.text
+        if count >= WARN_AT:
+            text = f"{breaker.warning(count)}\n{text}"
+        return _reply(text, _exec_structured(result), error=not result.ok)
+
+    return _guarded(fabric_exec)
+
+
+async def _heartbeat(ctx: Context, started: float, calls: list[str]) -> None:
+    """Progress notifications while a snippet runs: elapsed time and provider calls made."""
+    try:
+        while True:
+            await asyncio.sleep(HEARTBEAT_S)
+            elapsed = time.monotonic() - started
+            last = f", last {calls[-1]}" if calls else ""
+            await ctx.report_progress(
+                elapsed, None, f"running for {elapsed:.0f} s; {len(calls)} provider calls{last}"
+            )
+    except asyncio.CancelledError:
+        return
+    except Exception:  # a client without progress support must not break the call
+        return
+
+
+def _session_key(ctx: Context) -> object:
+    try:
+        return id(ctx.request_context.session)
+    except Exception:
+        return "default"
+
+
+# -- the other tools -----------------------------------------------------------------------
+
+
+def _make_check(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[CallToolResult]]:
+    async def ce_exec(code: str) -> CallToolResult:
+        analysis = await asyncio.to_thread(fab.check, code)
+        lines = [
+            f"{analysis.verdict}: {analysis.classification.value}, "
+            f"{'bounded' if analysis.bounded else 'unbounded'}"
+        ]
+        if analysis.trail:
+            lines.append(analysis.explain())
+        for d in analysis.diagnostics:
+            where = f" (line {d.line})" if d.line else ""
+            lines.append(f"{d.severity} {d.code}{where}: {d.message}")
+            if d.fix:
+                lines.append(f"  fix: {d.fix}")
+        return _reply("\n".join(lines), analysis.model_dump(mode="json"))
+
+    return _guarded(ce_exec)
+
+
+def _make_read(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[CallToolResult]]:
+    async def ctx_read(
+        handle: str,
+        offset: int | None = None,
+        length: int | None = None,
+        query: str | None = None,
+        regex: bool = False,
+        ignore_case: bool = False,
+        max_matches: int = 100,
+        context: int = 1,
+        json_path: str | None = None,
+    ) -> CallToolResult:
+        found = await asyncio.to_thread(
+            fab.context.read,
+            handle,
+            offset=offset,
+            length=length,
+            query=query,
+            regex=regex,
+            ignore_case=ignore_case,
+            max_matches=max_matches,
+            context=context,
+            json_path=json_path,
+        )
+        return _reply(
+            found.text, found.model_dump(mode="json", exclude={"text"}, exclude_none=True)
+        )
+
+    return _guarded(ctx_read)
+
+
+def _make_offload(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[CallToolResult]]:
+    async def ctx_offload(
+        data: Any, key: str | None = None, label: str | None = None
+    ) -> CallToolResult:
+        stored = await asyncio.to_thread(fab.context.offload, data, key=key, label=label)
+        return _reply(stored["preview"], {k: v for k, v in stored.items() if k != "preview"})
+
+    return _guarded(ctx_offload)
+
+
+def _make_remember(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[CallToolResult]]:
+    async def ctx_remember(name: str, text: str) -> CallToolResult:
+        fact = await asyncio.to_thread(fab.facts.remember, name, text)
+        return _reply(
+            f"remembered {fact.name} ({fact.tokens} tokens)", fact.model_dump(mode="json")
+        )
+
+    return _guarded(ctx_remember)
+
+
+def _make_recall(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[CallToolResult]]:
+    async def ctx_recall(query: str = "", max_tokens: int = 1000) -> CallToolResult:
+        found = await asyncio.to_thread(fab.facts.recall, query, max_tokens=max_tokens)
+        if not found.facts:
+            text = f"no remembered fact matches {query!r}"
+        else:
+            text = "\n".join(f"{f.name}: {f.text}" for f in found.facts)
+            if found.truncated:
+                text += (
+                    f"\n[{found.matches} facts matched; the {max_tokens}-token budget cut the rest]"
+                )
+        return _reply(text, found.model_dump(mode="json"))
+
+    return _guarded(ctx_recall)
+
+
+def _make_forget(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[CallToolResult]]:
+    async def ctx_forget(name: str) -> CallToolResult:
+        existed = await asyncio.to_thread(fab.facts.forget, name)
+        text = f"forgot {name}" if existed else f"there was no fact named {name}"
+        return _reply(text, {"name": name, "forgotten": existed})
+
+    return _guarded(ctx_forget)
+
+
+def _has_store(fab: Fabric) -> bool:
+    return fab.boundary.store is not None
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "fabric_exec",
+        _make_exec,
+        lambda fab: exec_description(fab.providers, fab.boundary.config.read_offload_threshold),
+    ),
+    ToolSpec(
+        "ce_exec",
+        _make_check,
+        lambda fab: (
+            "Diagnose a snippet without running it: what kind of data it returns "
+            "(RAW ... NONE), whether its size is bounded, the trail from source to return, and "
+            "the fixes (PASS, WARN or BLOCK)."
+        ),
+    ),
+    ToolSpec(
+        "ctx_read",
+        _make_read,
+        lambda fab: (
+            "Read part of a stored result (by handle) or a workspace file: a byte "
+            "range (offset, length), the lines matching a query (literal; regex=true, "
+            "ignore_case=true; windows with line numbers and the total count), or the values at a "
+            'JSON path ("$.items[0:5]", "$.a[*].b").'
+        ),
+        _has_store,
+    ),
+    ToolSpec(
+        "ctx_offload",
+        _make_offload,
+        lambda fab: (
+            "Store data (text or JSON) under a handle (and an optional key) and get a "
+            "structural preview back; read it later with ctx_read."
+        ),
+        _has_store,
+    ),
+    ToolSpec(
+        "ctx_remember",
+        _make_remember,
+        lambda fab: (
+            "Remember a project fact under a name (replaces what the name held). Facts "
+            "persist across sessions."
+        ),
+    ),
+    ToolSpec(
+        "ctx_recall",
+        _make_recall,
+        lambda fab: "Recall remembered facts matching a query, best first, within max_tokens.",
+    ),
+    ToolSpec("ctx_forget", _make_forget, lambda fab: "Forget a remembered fact by name."),
+)
