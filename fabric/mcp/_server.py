@@ -193,10 +193,14 @@ async def _heartbeat(ctx: Context, started: float, calls: list[str]) -> None:
 
 
 def _session_key(ctx: Context) -> object:
+    """One client's streak: its HTTP session id, or the one client of a stdio server."""
     try:
-        return id(ctx.request_context.session)
+        request = ctx.request_context.request
+        headers = getattr(request, "headers", None)
+        session = headers.get("mcp-session-id") if headers is not None else None
     except Exception:
-        return "default"
+        session = None
+    return session or "stdio"
 
 
 # -- the other tools -----------------------------------------------------------------------

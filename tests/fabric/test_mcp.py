@@ -1,0 +1,258 @@
+"""`fabric mcp` end to end, with the official SDK's client over real stdio and over HTTP."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from fabric import Fabric
+from fabric.mcp import DESCRIPTION_TOKENS, exec_description
+from runtime.boundary import TokenCounter
+
+MARKER = "QUOKKA-8812"
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mcp")
+    lines = [f"INFO request {i} served" for i in range(60_000)]
+    lines[41_234] = f"ERROR lost {MARKER} in transit"
+    (root / "big.log").write_text("\n".join(lines) + "\n")
+    (root / "small.txt").write_text("hello\n")
+    return root
+
+
+def stdio(workspace: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "fabric._cli", "mcp", "--workspace", str(workspace)]
+    )
+
+
+def text(result: Any) -> str:
+    return "".join(block.text for block in result.content)
+
+
+async def test_lists_the_tools(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {
+            "fabric_exec",
+            "ce_exec",
+            "ctx_read",
+            "ctx_offload",
+            "ctx_remember",
+            "ctx_recall",
+            "ctx_forget",
+        } <= names
+
+
+async def test_a_large_result_is_a_handle_and_ctx_read_finds_the_marker(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        done = await client.call_tool(
+            "fabric_exec", {"code": 'return await tools.read(path="big.log")'}
+        )
+        assert not done.is_error
+        assert "stored as read-big-log-" in text(done) and "nothing is lost" in text(done)
+        handle = done.structured_content["handle"]
+        assert done.structured_content["policy_applied"] == "offload"
+        assert "value" not in done.structured_content
+        found = await client.call_tool("ctx_read", {"handle": handle, "query": MARKER})
+        assert not found.is_error and f"ERROR lost {MARKER} in transit" in text(found)
+        assert found.structured_content["total_matches"] == 1
+        assert found.structured_content["windows"][0]["line"] == 41_235
+
+
+async def test_small_results_are_inline_with_structured_value(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        done = await client.call_tool(
+            "fabric_exec", {"code": "return {'a': [1, 2]}", "result_format": "json"}
+        )
+        assert text(done) == '{"a": [1, 2]}' and done.structured_content["value"] == {"a": [1, 2]}
+        assert done.structured_content["analysis"]["verdict"] == "PASS"
+
+
+async def test_ce_exec_and_strict(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        code = 'return await tools.read(path="small.txt")'
+        diagnosis = await client.call_tool("ce_exec", {"code": code})
+        assert text(diagnosis).startswith("WARN: RAW, unbounded")
+        assert diagnosis.structured_content["verdict"] == "WARN"
+        refused = await client.call_tool("fabric_exec", {"code": code, "strict": True})
+        assert refused.is_error and "nothing was run" in text(refused)
+        assert refused.structured_content["calls"] == 0
+        assert refused.structured_content["error"]["type"] == "Blocked"
+
+
+async def test_snippet_failures_are_tool_errors(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        failed = await client.call_tool("fabric_exec", {"code": "1 / 0"})
+        assert failed.is_error and "ZeroDivisionError" in text(failed)
+
+
+async def test_read_errors_carry_their_code(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        bad = await client.call_tool(
+            "ctx_read", {"handle": "small.txt", "query": "(", "regex": True}
+        )
+        assert bad.is_error and text(bad).startswith("error (invalid_regex)")
+        gone = await client.call_tool("ctx_read", {"handle": "nope-12345678"})
+        assert gone.is_error and "not_found" in text(gone)
+
+
+async def test_facts_round_trip(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        await client.call_tool("ctx_remember", {"name": "build", "text": "run make all"})
+        recalled = await client.call_tool("ctx_recall", {"query": "make"})
+        assert "build: run make all" in text(recalled)
+        forgot = await client.call_tool("ctx_forget", {"name": "build"})
+        assert forgot.structured_content == {"name": "build", "forgotten": True}
+
+
+async def test_offload_tool(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        stored = await client.call_tool(
+            "ctx_offload", {"data": {"rows": list(range(3000))}, "key": "rows"}
+        )
+        assert not stored.is_error and stored.structured_content["key"] == "rows"
+        assert "$.rows = array of 3000 numbers" in text(stored)
+
+
+async def test_bad_requests_do_not_hurt_the_server(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        unknown = await client.call_tool("no_such_tool", {})
+        assert unknown.is_error
+        wrong = await client.call_tool("fabric_exec", {"code": 12})
+        assert wrong.is_error
+        missing = await client.call_tool("ctx_read", {})
+        assert missing.is_error
+        still = await client.call_tool("fabric_exec", {"code": "return 2 + 2"})
+        assert text(still) == "4"
+
+
+async def test_repeated_code_warns_then_is_refused(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        code = 'return "same" + "!"'
+        replies = [await client.call_tool("fabric_exec", {"code": code}) for _ in range(6)]
+        assert [r.is_error for r in replies] == [False] * 5 + [True]
+        assert "ran 3 times in a row" in text(replies[2])
+        assert "Refused" in text(replies[5])
+        other = await client.call_tool("fabric_exec", {"code": "return 'different'"})
+        assert not other.is_error
+
+
+async def test_cancelling_an_endless_snippet_kills_it_and_the_server_stays_healthy(
+    workspace: Path,
+) -> None:
+    async with Client(stdio(workspace)) as client:
+        with anyio.move_on_after(2):
+            await client.call_tool(
+                "fabric_exec", {"code": "while True:\n    pass", "timeout_s": 60}
+            )
+        deadline = time.monotonic() + 10
+        while spinning_workers() and time.monotonic() < deadline:
+            await anyio.sleep(0.2)
+        assert spinning_workers() == []
+        began = time.monotonic()
+        after = await client.call_tool("fabric_exec", {"code": "return 'alive'"})
+        assert text(after) == "alive" and time.monotonic() - began < 10
+
+
+def spinning_workers() -> list[str]:
+    """Sandbox workers busy on a CPU (the parent that forks them idles)."""
+    listing = subprocess.run(["ps", "-eo", "pcpu,cmd"], capture_output=True, text=True).stdout
+    return [
+        line
+        for line in listing.splitlines()[1:]
+        if "runtime.worker" in line and float(line.split()[0]) > 50
+    ]
+
+
+async def test_progress_is_reported_for_long_runs(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        seen: list[str] = []
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            seen.append(message or "")
+
+        code = "import asyncio\nawait tools.ls()\nawait asyncio.sleep(2.5)\nreturn 1"
+        result = await client.call_tool("fabric_exec", {"code": code}, progress_callback=progress)
+        assert text(result) == "1"
+        assert seen and "1 provider calls" in seen[-1]
+
+
+async def test_the_exec_description_fits_its_budget(workspace: Path) -> None:
+    async with Fabric(workspace, spares=0) as fab:
+        description = exec_description(fab.providers, 16_384)
+    assert TokenCounter().count(description) <= DESCRIPTION_TOKENS
+    assert "tools.read(path: str" in description and "ctx.read(handle: str" in description
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def http_server(workspace: Path) -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fabric._cli",
+            "mcp",
+            "--http",
+            "--port",
+            str(port),
+            "--workspace",
+            str(workspace),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+async def test_http_serves_twenty_concurrent_executions(http_server: str) -> None:
+    async with Client(http_server) as client:
+        results: dict[int, str] = {}
+
+        async def one(n: int) -> None:
+            done = await client.call_tool("fabric_exec", {"code": f"return {n} * 2"})
+            results[n] = text(done)
+
+        async with anyio.create_task_group() as group:
+            for n in range(20):
+                group.start_soon(one, n)
+    assert results == {n: str(n * 2) for n in range(20)}
+
+
+async def test_http_offload_and_read(http_server: str) -> None:
+    async with Client(http_server) as client:
+        done = await client.call_tool(
+            "fabric_exec", {"code": 'return await tools.read(path="big.log")'}
+        )
+        found = await client.call_tool(
+            "ctx_read", {"handle": done.structured_content["handle"], "query": MARKER}
+        )
+        assert MARKER in text(found)
