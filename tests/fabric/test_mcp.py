@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -256,3 +257,65 @@ async def test_http_offload_and_read(http_server: str) -> None:
             "ctx_read", {"handle": done.structured_content["handle"], "query": MARKER}
         )
         assert MARKER in text(found)
+
+
+def test_malformed_messages_on_stdio_get_protocol_errors(workspace: Path) -> None:
+    """Garbage, invalid parameters and unknown methods, written straight onto the pipe: the
+    server answers with JSON-RPC errors and goes on serving."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fabric._cli", "mcp", "--workspace", str(workspace)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def send(message: object) -> None:
+        line = message if isinstance(message, str) else json.dumps(message)
+        proc.stdin.write(line + "\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    def receive() -> dict[str, Any]:
+        reply: dict[str, Any] = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+        return reply
+
+    try:
+        send("this is not json {")
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            }
+        )
+        assert receive()["result"]["capabilities"]["tools"] is not None
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "fabric_exec", "arguments": "not an object"},
+            }
+        )
+        assert receive()["error"]["code"] == -32602
+        send({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"})
+        assert receive()["error"]["code"] == -32601
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "tools/call",
+                "params": {"name": "fabric_exec", "arguments": {"code": "return 6 * 7"}},
+            }
+        )
+        assert receive()["result"]["content"][0]["text"] == "42"
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
