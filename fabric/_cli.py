@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from fabric import __version__, _cli_check, _cli_read, _cli_store
+from fabric import __version__, _cli_check, _cli_context, _cli_read, _cli_store
 from fabric._errors import FabricError
 from fabric._session import Fabric
 from runtime import Limits, SandboxError
@@ -54,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="refuse unbounded returns before running"
     )
     _cli_check.add_parsers(commands)
+    _cli_context.add_parsers(commands)
     serve = commands.add_parser("mcp", help="serve Fabric's tools over MCP (stdio, or --http)")
     serve.add_argument("--workspace", default=".", help="workspace folder (default: .)")
     serve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
@@ -115,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cli_read.run(args)
         if args.command == "mcp":
             return _serve(args)
+        if args.command in _cli_context.COMMANDS:
+            return _cli_context.run(args, _read_code)
         if args.command in ("check", "explain"):
             return _cli_check.run(args, _read_code(args.source))
     except (FabricError, SandboxError) as exc:

@@ -8,6 +8,7 @@ be drilled into the same way as a stored result.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from fabric.providers import Workspace
@@ -31,9 +32,15 @@ MAX_FILE_BYTES = 256 * 1024 * 1024
 class ContextTools:
     """Reads and offloads against one workspace's store."""
 
-    def __init__(self, boundary: Boundary, workspace: Workspace) -> None:
+    def __init__(
+        self,
+        boundary: Boundary,
+        workspace: Workspace,
+        on_event: Callable[..., None] | None = None,
+    ) -> None:
         self.boundary = boundary
         self.workspace = workspace
+        self.on_event = on_event or (lambda kind, **fields: None)
 
     @property
     def store(self) -> Store:
@@ -62,7 +69,7 @@ class ContextTools:
         """Read part of a stored result (by handle or key) or of a workspace file."""
         if not 1 <= max_matches <= MAX_MATCHES_CAP:
             raise ReadError("bad_query", f"max_matches must be between 1 and {MAX_MATCHES_CAP}")
-        return read(
+        found = read(
             self._readable(handle),
             budget=budget or self.boundary.config.read_offload_threshold,
             offset=offset,
@@ -74,6 +81,10 @@ class ContextTools:
             context=context,
             json_path=json_path,
         )
+        self.on_event(
+            "read", mode=found.mode, handle=found.handle, text_bytes=len(found.text.encode())
+        )
+        return found
 
     def offload(
         self, data: Any, *, key: str | None = None, label: str | None = None
@@ -84,6 +95,7 @@ class ContextTools:
         except StoreError as exc:
             raise ProviderCallError(str(exc), code="store_error") from None
         entry = stored.entry
+        self.on_event("offload", handle=entry.handle, bytes=entry.bytes, tokens=entry.tokens)
         return {
             "handle": entry.handle,
             "key": entry.key,

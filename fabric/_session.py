@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -12,19 +14,30 @@ from typing import Any
 from pydantic import ValidationError
 
 from analyzer import Analysis, EffectsTable, Options, analyze
+from fabric._config import ConfigFile, Loaded
 from fabric._context import ContextTools, register_context_tools
 from fabric._errors import ConfigError, FabricClosed
+from fabric._events import Counters, Events
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import (
     ExecError,
     ExecResult,
     Limits,
+    ProviderCallError,
     ProviderHost,
     Sandbox,
     Timings,
     render_error,
 )
-from runtime.boundary import Boundary, BoundaryConfig, ResultFormat, ResultPolicy, TokenCounter
+from runtime.boundary import (
+    MODES,
+    Boundary,
+    BoundaryConfig,
+    ResultFormat,
+    ResultPolicy,
+    TokenCounter,
+    summarize,
+)
 from store import Facts, Store, StoreError
 
 
@@ -54,30 +67,65 @@ class Fabric:
                 f"workspace {str(root)!r} is not a directory; pass an existing folder"
             )
         self.workspace = Workspace(root)
-        self.limits = limits or Limits()
+        self.config_file = ConfigFile(root)
+        self._explicit = _Overrides(limits, boundary, analysis, list(effects or []))
+        loaded = self.config_file.current()
+        self.config = loaded.config
         self.providers = registry or ProviderRegistry()
-        self.warnings: list[str] = []
-        """Problems met while setting up (a store that could not be opened, say)."""
+        self._setup_warnings: list[str] = []
         self._own_store = store is None
         if store is None:
             try:
-                store = Store(root)
+                store = Store(
+                    root, ttl_ms=self.config.store_ttl_ms, max_bytes=self.config.store_max_bytes
+                )
             except StoreError as exc:
-                self.warnings.append(f"results cannot be stored: {exc}")
+                self._setup_warnings.append(f"results cannot be stored: {exc}")
         self.tokens = TokenCounter()
         self._facts: Facts | None = None
-        self.boundary = Boundary(store, boundary, self.tokens)
-        self.warnings += self.boundary.config.warnings
-        self.analysis_options = (analysis or Options()).model_copy(
-            update={"read_bytes": self.boundary.config.read_offload_threshold}
-        )
-        self.effects, effect_warnings = EffectsTable.default().extended(effects or [])
-        self.warnings += effect_warnings
-        self.context = ContextTools(self.boundary, self.workspace)
+        self.boundary = Boundary(store, None, self.tokens)
+        self._apply(loaded)
+        self.context = ContextTools(self.boundary, self.workspace, self._event)
         register_file_tools(self.providers, self.workspace)
         register_context_tools(self.providers, self.context)
+        self._register_memory_tools()
         self._sandbox = Sandbox(limits=self.limits, spares=spares)
         self._closed = False
+        self.events = Events(root / ".fabric" / "events.jsonl")
+        self.counters = Counters()
+
+    def _apply(self, loaded: Loaded) -> None:
+        """Take the settings of ``loaded``, under the ones passed to the constructor."""
+        config = self.config = loaded.config
+        self.config_warnings = list(loaded.warnings)
+        explicit = self._explicit
+        boundary = explicit.boundary or config.boundary()
+        caps = config.quantitative_policy
+        tighter = [c for c in (caps.max_bytes, caps.max_characters, caps.max_tokens * 4) if c]
+        if tighter and explicit.boundary is None:
+            threshold = min(boundary.read_offload_threshold, *tighter)
+            boundary = boundary.model_copy(update={"read_offload_threshold": max(256, threshold)})
+        self.boundary.config = boundary
+        self.limits = explicit.limits or config.limits()
+        options = explicit.analysis or config.analysis()
+        self.analysis_options = options.model_copy(
+            update={"read_bytes": boundary.read_offload_threshold}
+        )
+        rows = list(config.effects) + explicit.effects
+        self.effects, effect_warnings = EffectsTable.default().extended(rows)
+        self._config_warnings = [*self.config_warnings, *boundary.warnings, *effect_warnings]
+        if self.boundary.store is not None and self._own_store:
+            self.boundary.store.ttl_ms = config.store_ttl_ms
+            self.boundary.store.max_bytes = config.store_max_bytes
+
+    @property
+    def warnings(self) -> list[str]:
+        """Problems met while setting up: config warnings, a store that could not be opened."""
+        return [*self._setup_warnings, *self._config_warnings]
+
+    def _refresh(self) -> None:
+        if self.config_file.changed():
+            self._apply(self.config_file.current())
 
     async def start(self) -> None:
         """Start the sandbox now rather than at the first ``exec``."""
@@ -112,6 +160,9 @@ class Fabric:
         """
         if self._closed:
             raise FabricClosed("this Fabric session is closed")
+        self._refresh()
+        if not self.config.enabled:
+            return _disabled()
         limits = self.limits
         overrides = {
             k: v for k, v in (("timeout_s", timeout), ("memory_mb", memory_mb)) if v is not None
@@ -126,7 +177,9 @@ class Fabric:
         if options.strict or options.block_unbounded_returns:
             diagnosis = await asyncio.to_thread(self.check, code, strict=strict)
             if diagnosis.verdict == "BLOCK":
-                return _blocked(diagnosis)
+                blocked = _blocked(diagnosis)
+                self._event("block", code_bytes=len(code), **_verdict_fields(diagnosis))
+                return blocked
             running = asyncio.get_running_loop().create_future()
             running.set_result(diagnosis)
         else:
@@ -138,7 +191,143 @@ class Fabric:
         result = await asyncio.to_thread(
             self.boundary.finish, result, policy=policy, fmt=result_format
         )
-        return result.model_copy(update={"analysis": await running})
+        result = result.model_copy(update={"analysis": await running})
+        advisory = self.config.runtime_advisory_threshold
+        if advisory and result.ok and result.policy_applied == "inline" and result.bytes > advisory:
+            note = (
+                f"the result is {result.bytes} bytes, above runtimeAdvisoryThreshold ({advisory})"
+            )
+            result = result.model_copy(update={"warnings": (*result.warnings, note)})
+        self._event(
+            "exec",
+            ok=result.ok,
+            error=result.error.kind if result.error else None,
+            policy=result.policy_applied,
+            bytes=result.bytes,
+            tokens=result.tokens,
+            text_bytes=len(result.text.encode("utf-8", "surrogatepass")),
+            text_tokens=result.text_tokens,
+            handle=result.handle,
+            calls=result.calls,
+            ms=round(result.timings.total_ms, 2),
+            code_bytes=len(code),
+            **_verdict_fields(result.analysis),
+        )
+        return result
+
+    def _event(self, kind: str, **fields: Any) -> None:
+        events = getattr(self, "events", None)
+        if events is not None:
+            self.counters.count(events.record(kind, **fields))
+
+    def _register_memory_tools(self) -> None:
+        """``ctx.summarize``, ``ctx.status`` and the facts tools, for snippets."""
+        fab = self
+
+        async def summarize(
+            text: str | None = None,
+            handle: str | None = None,
+            mode: str = "structural",
+            max_tokens: int = 500,
+        ) -> dict[str, Any]:
+            """Summarize text or a stored handle within max_tokens (structural or code)."""
+            return await asyncio.to_thread(
+                fab.summarize, text=text, handle=handle, mode=mode, max_tokens=max_tokens
+            )
+
+        async def status(scope: str = "session", detail: str = "compact") -> dict[str, Any]:
+            """What Fabric did for the context: executions, sizes, offloads, reads, store."""
+            try:
+                return fab.status(scope=scope, detail=detail)
+            except ConfigError as exc:
+                raise ProviderCallError(str(exc), code="bad_arguments") from None
+
+        async def remember(name: str, text: str) -> dict[str, Any]:
+            """Remember a project fact under a name (replaces what it held)."""
+            fact = await asyncio.to_thread(fab.facts.remember, name, text)
+            return fact.model_dump(mode="json")
+
+        async def recall(query: str = "", max_tokens: int = 1000) -> dict[str, Any]:
+            """Facts matching a query, best first, within max_tokens."""
+            found = await asyncio.to_thread(fab.facts.recall, query, max_tokens=max_tokens)
+            return found.model_dump(mode="json")
+
+        async def forget(name: str) -> bool:
+            """Forget a fact; False when there was none by that name."""
+            return await asyncio.to_thread(fab.facts.forget, name)
+
+        for func in (summarize, status, remember, recall, forget):
+            self.providers.register("ctx", func.__name__, _store_errors(func), replace=True)
+
+    def status(self, *, scope: str = "session", detail: str = "compact") -> dict[str, Any]:
+        """``ctx_status``: what Fabric did for the context (this session, or ``lifetime``)."""
+        if scope not in ("session", "lifetime") or detail not in ("compact", "full"):
+            raise ConfigError('scope is "session" or "lifetime"; detail is "compact" or "full"')
+        report: dict[str, Any] = {"scope": scope}
+        report.update(self.counters.as_dict() if scope == "session" else self.events.lifetime())
+        store = self.boundary.store
+        if store is not None:
+            usage = store.usage()
+            report["store"] = {
+                "entries": usage.entries,
+                "bytes": usage.bytes,
+                "max_bytes": usage.max_bytes,
+            }
+        if detail == "full":
+            failure = [self.events.failure] if self.events.failure else []
+            report["settings_warnings"] = self.warnings + failure
+            report["lifetime"] = self.events.lifetime()
+            report["settings"] = self.config.model_dump(by_alias=True, mode="json")
+        return report
+
+    def summarize(
+        self,
+        *,
+        text: str | None = None,
+        handle: str | None = None,
+        mode: str = "structural",
+        max_tokens: int = 500,
+    ) -> dict[str, Any]:
+        """``ctx_summarize``: a summary within ``max_tokens``, the source kept under a handle."""
+        if mode not in MODES:
+            raise ProviderCallError(
+                f"unknown summary mode {mode!r}; modes: {', '.join(MODES)}", code="bad_mode"
+            )
+        if mode == "model":
+            raise ProviderCallError(
+                "no model is configured, so mode='model' cannot run; use mode='structural' or "
+                "mode='code' (deterministic), or configure a model adapter",
+                code="no_model",
+            )
+        if (text is None) == (handle is None):
+            raise ProviderCallError("pass either text or handle", code="bad_arguments")
+        if not isinstance(max_tokens, int) or not 16 <= max_tokens <= 100_000:
+            raise ProviderCallError(
+                "max_tokens must be between 16 and 100000", code="bad_arguments"
+            )
+        store = self.context.store
+        if text is not None:
+            entry = store.put(text, tool="ctx.summarize", tokens=self.tokens.count(text))
+        else:
+            entry = store.stat(handle or "")
+        source = store.get_text(entry.handle)
+        summary = summarize(source, mode, max_tokens, self.tokens.count, entry.content_type)
+        self._event(
+            "summarize",
+            mode=mode,
+            bytes=entry.bytes,
+            tokens=entry.tokens,
+            summary_tokens=summary.tokens,
+            handle=entry.handle,
+        )
+        return {
+            "summary": summary.text,
+            "mode": mode,
+            "tokens": summary.tokens,
+            "coverage": summary.coverage,
+            "handle": entry.handle,
+            "source_bytes": entry.bytes,
+        }
 
     @property
     def facts(self) -> Facts:
@@ -180,6 +369,16 @@ class Fabric:
         await self.close()
 
 
+@dataclass(frozen=True)
+class _Overrides:
+    """Settings passed to the constructor; they win over the config file."""
+
+    limits: Limits | None
+    boundary: BoundaryConfig | None
+    analysis: Options | None
+    effects: list[Any]
+
+
 class _Watched:
     """A provider host that reports each call before serving it."""
 
@@ -194,6 +393,41 @@ class _Watched:
     ) -> Any:
         self.on_call(f"{namespace}.{name}")
         return await self.inner.call(namespace, name, arguments, positional)
+
+
+def _store_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Store errors reach the snippet as ToolError with the error's name as its code."""
+
+    @functools.wraps(func)
+    async def wrapped(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await func(*args, **kwargs)
+        except StoreError as exc:
+            raise ProviderCallError(str(exc), code=type(exc).__name__) from None
+
+    return wrapped
+
+
+def _verdict_fields(analysis: Any) -> dict[str, Any]:
+    if not isinstance(analysis, Analysis):
+        return {}
+    bound = analysis.bound
+    return {
+        "verdict": analysis.verdict,
+        "classification": analysis.classification.value,
+        "bounded": analysis.bounded,
+        "bound": f"{bound.value} {bound.unit}" if bound else None,
+    }
+
+
+def _disabled() -> ExecResult:
+    error = ExecError(
+        kind="policy",
+        type="Disabled",
+        message="Fabric is disabled for this workspace (enabled: false in .fabric/config.json)",
+        hint='set "enabled": true in .fabric/config.json to run snippets again',
+    )
+    return ExecResult(ok=False, text=render_error(error), error=error, timings=Timings())
 
 
 def _blocked(diagnosis: Analysis) -> ExecResult:

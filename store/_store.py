@@ -49,7 +49,7 @@ from store._sqlite import Database
 
 DAY_MS = 24 * 3600 * 1000
 DEFAULT_TTL_MS = 7 * DAY_MS
-MAX_BYTES = 500 * 1024 * 1024
+MAX_BYTES = 500_000_000
 """The most a store may hold; ``max_bytes`` defaults to it and never exceeds it."""
 _JSON_SNIFF = 8 * 1024 * 1024
 _ARG_CHARS = 200

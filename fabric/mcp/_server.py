@@ -301,6 +301,56 @@ def _make_forget(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable
     return _guarded(ctx_forget)
 
 
+def _make_summarize(
+    fab: Fabric, breaker: RepeatBreaker
+) -> Callable[..., Awaitable[CallToolResult]]:
+    async def ctx_summarize(
+        text: str | None = None,
+        handle: str | None = None,
+        mode: Literal["structural", "code", "model"] = "structural",
+        max_tokens: int = 500,
+    ) -> CallToolResult:
+        done = await asyncio.to_thread(
+            fab.summarize, text=text, handle=handle, mode=mode, max_tokens=max_tokens
+        )
+        head = f"[{mode} summary, {done['tokens']} tokens; the source is {done['handle']}]"
+        return _reply(f"{head}\n{done['summary']}", done)
+
+    return _guarded(ctx_summarize)
+
+
+def _make_status(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[CallToolResult]]:
+    async def ctx_status(
+        scope: Literal["session", "lifetime"] = "session",
+        detail: Literal["compact", "full"] = "compact",
+    ) -> CallToolResult:
+        report = fab.status(scope=scope, detail=detail)
+        return _reply(status_text(report), report)
+
+    return _guarded(ctx_status)
+
+
+def status_text(report: dict[str, Any]) -> str:
+    """A few lines a model (or a person) reads at a glance."""
+    get = report.get
+    lines = [
+        f"{report['scope']}: {get('executions', 0)} executions ({get('failures', 0)} failed, "
+        f"{get('blocks', 0)} blocked), {get('bytes_returned', 0)} of {get('bytes_produced', 0)} "
+        f"bytes returned ({get('tokens_returned', 0)} of {get('tokens_produced', 0)} tokens), "
+        f"{get('offloads', 0)} offloads, {get('reads', 0)} reads, {get('summaries', 0)} "
+        f"summaries, {get('analyzer_warnings', 0)} analyzer warnings"
+    ]
+    store = get("store")
+    if store:
+        lines.append(
+            f"store: {store['entries']} entries, {store['bytes']} of {store['max_bytes']} bytes"
+        )
+    notes = get("settings_warnings")
+    if notes:
+        lines.append("settings warnings: " + "; ".join(notes))
+    return "\n".join(lines)
+
+
 def _has_store(fab: Fabric) -> bool:
     return fab.boundary.store is not None
 
@@ -354,4 +404,24 @@ TOOLS: tuple[ToolSpec, ...] = (
         lambda fab: "Recall remembered facts matching a query, best first, within max_tokens.",
     ),
     ToolSpec("ctx_forget", _make_forget, lambda fab: "Forget a remembered fact by name."),
+    ToolSpec(
+        "ctx_summarize",
+        _make_summarize,
+        lambda fab: (
+            "Compress text or a stored handle within max_tokens, deterministically: "
+            "mode=structural (JSON outline, log levels and errors, section outline, head and tail) "
+            "or mode=code (imports, classes, functions, TODOs; diffs by file). The source stays "
+            "under a handle."
+        ),
+        _has_store,
+    ),
+    ToolSpec(
+        "ctx_status",
+        _make_status,
+        lambda fab: (
+            "What Fabric did for your context: executions, bytes and tokens returned vs "
+            "produced, offloads, reads, blocks, store size. scope=lifetime for all sessions, "
+            "detail=full for settings and warnings."
+        ),
+    ),
 )

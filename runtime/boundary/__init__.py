@@ -23,12 +23,14 @@ from runtime.boundary._read import (
     read,
 )
 from runtime.boundary._redact import redact
+from runtime.boundary._summarize import MODES, Summary, looks_like_log, summarize
 from runtime.boundary._tokens import EXACT_LIMIT, TokenCounter, estimate_tokens
 
 __all__ = [
     "EXACT_LIMIT",
     "HEADER_BYTES",
     "MAX_MATCHES_CAP",
+    "MODES",
     "RESULT_FORMATS",
     "RESULT_POLICIES",
     "Boundary",
@@ -43,12 +45,15 @@ __all__ = [
     "Sample",
     "Stored",
     "StoredReadable",
+    "Summary",
     "TokenCounter",
     "Window",
     "estimate_tokens",
+    "looks_like_log",
     "preview",
     "read",
     "redact",
     "render",
+    "summarize",
     "to_json",
 ]

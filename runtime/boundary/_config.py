@@ -41,7 +41,7 @@ class BoundaryConfig(BaseModel):
     """Size of the preview that follows an offload notice (256 to 4096)."""
     error_compaction_threshold: int = 4096
     """Errors whose text is larger than this are compacted, the original kept under a handle."""
-    error_compaction_preview_bytes: int = 1536
+    error_compaction_preview_bytes: int = 4096
     """Size of a compacted error (256 to 4096)."""
     compact_edit_results: bool = True
     """Results of 2 KB or more carrying a diff or patch become an acknowledgement and a handle."""

@@ -54,6 +54,8 @@ async def test_lists_the_tools(workspace: Path) -> None:
             "ctx_remember",
             "ctx_recall",
             "ctx_forget",
+            "ctx_summarize",
+            "ctx_status",
         } <= names
 
 
@@ -117,6 +119,19 @@ async def test_facts_round_trip(workspace: Path) -> None:
         assert "build: run make all" in text(recalled)
         forgot = await client.call_tool("ctx_forget", {"name": "build"})
         assert forgot.structured_content == {"name": "build", "forgotten": True}
+
+
+async def test_summarize_and_status_tools(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        await client.call_tool("fabric_exec", {"code": "return 5"})
+        summary = await client.call_tool(
+            "ctx_summarize", {"text": "ERROR a\nINFO b\n" * 500, "max_tokens": 80}
+        )
+        assert not summary.is_error and summary.structured_content["tokens"] <= 80
+        status = await client.call_tool("ctx_status", {})
+        assert text(status).startswith("session: 1 executions")
+        model = await client.call_tool("ctx_summarize", {"text": "x", "mode": "model"})
+        assert model.is_error and text(model).startswith("error (no_model)")
 
 
 async def test_offload_tool(workspace: Path) -> None:

@@ -15,7 +15,7 @@ from .conftest import Clock
 def test_max_bytes_defaults_to_and_never_exceeds_500_mb(tmp_path: Path) -> None:
     """The cap is 500 MB; asking for more is refused."""
     with Store(tmp_path) as store:
-        assert store.max_bytes == MAX_BYTES == 500 * 1024 * 1024
+        assert store.max_bytes == MAX_BYTES == 500_000_000
     with pytest.raises(InvalidRequest, match="500 MB"):
         Store(tmp_path, max_bytes=MAX_BYTES + 1)
 

@@ -1,0 +1,131 @@
+"""Telemetry: ``<workspace>/.fabric/events.jsonl``, one line per execution, offload, read,
+summary or block, with sizes, tokens, strategy, timings and the analyzer's verdict beside the
+actual size. Never payloads, prompts or code. Rotated at a size cap; writing never fails a call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+MAX_BYTES = 5 * 1024 * 1024
+"""The log is rotated (to ``events.jsonl.1``) when it grows past this."""
+
+
+@dataclass
+class Counters:
+    """This session's totals (``ctx_status`` reports them)."""
+
+    executions: int = 0
+    failures: int = 0
+    blocks: int = 0
+    bytes_produced: int = 0
+    tokens_produced: int = 0
+    bytes_returned: int = 0
+    tokens_returned: int = 0
+    offloads: int = 0
+    reads: int = 0
+    summaries: int = 0
+    analyzer_warnings: int = 0
+
+    def count(self, event: dict[str, Any]) -> None:
+        kind = event.get("kind")
+        if kind == "exec":
+            self.executions += 1
+            self.failures += 0 if event.get("ok") else 1
+            self.bytes_produced += int(event.get("bytes", 0))
+            self.tokens_produced += int(event.get("tokens", 0))
+            self.bytes_returned += int(event.get("text_bytes", 0))
+            self.tokens_returned += int(event.get("text_tokens", 0))
+            self.offloads += 1 if event.get("policy") in ("offload", "summarize", "edit") else 0
+            self.analyzer_warnings += 1 if event.get("verdict") == "WARN" else 0
+        elif kind == "block":
+            self.blocks += 1
+        elif kind == "offload":
+            self.offloads += 1
+        elif kind == "read":
+            self.reads += 1
+        elif kind == "summarize":
+            self.summaries += 1
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class Events:
+    """Appends events to the log; reads recent ones back."""
+
+    def __init__(self, path: Path, max_bytes: int = MAX_BYTES) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.failure: str | None = None
+        self._lock = threading.Lock()
+
+    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
+        event = {"ts": round(time.time(), 3), "kind": kind, **fields}
+        line = json.dumps(event, separators=(",", ":"), default=str) + "\n"
+        with self._lock:
+            try:
+                self._rotate()
+                fd = os.open(
+                    self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
+                )
+                try:
+                    os.write(fd, line.encode())
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                self.failure = f"events cannot be written to {self.path}: {exc.strerror}"
+        return event
+
+    def _rotate(self) -> None:
+        try:
+            if os.stat(self.path).st_size >= self.max_bytes:
+                os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+        except FileNotFoundError:
+            return
+
+    def recent(self, n: int = 20) -> list[dict[str, Any]]:
+        """The last ``n`` events, oldest first (reaching into the rotated file if needed)."""
+        lines: list[str] = []
+        for path in (self.path, self.path.with_name(self.path.name + ".1")):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    lines = f.read().splitlines()[-(n - len(lines)) :] + lines
+            except OSError:
+                continue
+            if len(lines) >= n:
+                break
+        events = []
+        for line in lines:
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                continue
+        return events
+
+    def lifetime(self) -> dict[str, Any]:
+        """Totals over every event still in the log (and its rotated file)."""
+        totals = Counters()
+        kinds: Counter[str] = Counter()
+        first = None
+        for path in (self.path.with_name(self.path.name + ".1"), self.path):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    for line in f:
+                        try:
+                            event = json.loads(line)
+                        except ValueError:
+                            continue
+                        first = first or event.get("ts")
+                        kinds[event.get("kind", "?")] += 1
+                        totals.count(event)
+            except OSError:
+                continue
+        return {"since": first, "events": dict(kinds), **totals.as_dict()}

@@ -1,0 +1,155 @@
+"""`.fabric/config.json`: every key, clamps, bad values, broken JSON, unknown and deprecated
+keys, reload on change, and how the settings reach the session."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabric import Fabric
+from fabric._config import DEPRECATED, FIELDS, ConfigFile, FabricConfig, parse
+
+DEFAULTS: dict[str, Any] = {
+    "enabled": True,
+    "strict": False,
+    "blockUnboundedReturns": False,
+    "maxReturnTokens": 4000,
+    "readOffloadThreshold": 16384,
+    "resultPolicy": "auto",
+    "resultFormat": "auto",
+    "errorCompactionThreshold": 4096,
+    "errorCompactionPreviewBytes": 4096,
+    "offloadPreviewBytes": 2048,
+    "runtimeAdvisoryThreshold": 0,
+    "compactEditResults": True,
+    "notifyOnStart": False,
+    "storeMaxBytes": 500_000_000,
+    "storeTtlMs": 604_800_000,
+    "quantitativePolicy": {"maxBytes": 0, "maxTokens": 0, "maxCharacters": 0},
+    "timeoutS": 30.0,
+    "memoryMb": 512,
+    "outputBytes": 65536,
+    "effects": [],
+}
+
+# key -> (a valid override, an out-of-range value and what it clamps to, a wrong-typed value)
+CASES: dict[str, tuple[Any, tuple[Any, Any] | None, Any]] = {
+    "enabled": (False, None, "maybe"),
+    "strict": (True, None, "yes"),
+    "blockUnboundedReturns": (True, None, [1]),
+    "maxReturnTokens": (1000, (0, 1), "many"),
+    "readOffloadThreshold": (8192, (100, 256), "big"),
+    "resultPolicy": ("offload", None, "sometimes"),
+    "resultFormat": ("yaml", None, "xml"),
+    "errorCompactionThreshold": (2048, (10, 512), {}),
+    "errorCompactionPreviewBytes": (1024, (9999, 4096), None),
+    "offloadPreviewBytes": (512, (10_000, 4096), "x"),
+    "runtimeAdvisoryThreshold": (1000, (-5, 0), "x"),
+    "compactEditResults": (False, None, "no"),
+    "notifyOnStart": (True, None, 3.5),
+    "storeMaxBytes": (100_000_000, (900_000_000, 500_000_000), "x"),
+    "storeTtlMs": (3_600_000, (5, 60_000), "x"),
+    "quantitativePolicy": ({"maxBytes": 4096}, None, {"maxBytes": -1}),
+    "timeoutS": (5.0, (100_000, 3600), "x"),
+    "memoryMb": (256, (1, 16), "x"),
+    "outputBytes": (1024, (-1, 0), "x"),
+    "effects": ([{"match": "tools.x", "effect": "scalar"}], None, "rows"),
+}
+
+
+def test_every_key_has_its_reference_default() -> None:
+    assert FabricConfig().model_dump(by_alias=True, mode="json") == DEFAULTS
+    assert set(CASES) == set(DEFAULTS) == set(FIELDS.values())
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_each_key_overrides_clamps_and_rejects_bad_types(key: str) -> None:
+    valid, clamp, wrong = CASES[key]
+    loaded = parse({key: valid})
+    assert loaded.warnings == () and loaded.sources[key] == "file"
+    assert loaded.config.model_dump(by_alias=True, mode="json")[key] == (
+        {**DEFAULTS[key], **valid} if isinstance(valid, dict) else valid
+    )
+    if clamp is not None:
+        given, expected = clamp
+        clamped = parse({key: given})
+        assert clamped.config.model_dump(by_alias=True)[key] == expected
+        assert clamped.sources[key] == "clamped" and "outside" in clamped.warnings[0]
+    bad = parse({key: wrong})
+    assert bad.config.model_dump(by_alias=True, mode="json")[key] == DEFAULTS[key]
+    assert len(bad.warnings) == 1 and "using the default" in bad.warnings[0]
+
+
+def test_snake_case_and_the_policy_alias() -> None:
+    loaded = parse({"read_offload_threshold": 9000, "policy": {"maxTokens": 100}})
+    assert loaded.config.read_offload_threshold == 9000
+    assert loaded.config.quantitative_policy.max_tokens == 100 and loaded.warnings == ()
+
+
+def test_unknown_and_deprecated_keys_are_warned() -> None:
+    loaded = parse({"bogus": 1, **dict.fromkeys(DEPRECATED, 5)})
+    assert loaded.config == FabricConfig()
+    assert sum("unknown key 'bogus'" in w for w in loaded.warnings) == 1
+    assert sum("deprecated" in w for w in loaded.warnings) == len(DEPRECATED)
+
+
+def write(root: Path, content: str) -> Path:
+    path = root / ".fabric" / "config.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(content)
+    return path
+
+
+def test_broken_json_loads_defaults_with_a_warning(tmp_path: Path) -> None:
+    write(tmp_path, '{"strict": true,,}')
+    loaded = ConfigFile(tmp_path).current()
+    assert loaded.config == FabricConfig() and "not valid JSON" in loaded.warnings[0]
+    write(tmp_path, "[1, 2]")
+    path = tmp_path / ".fabric" / "config.json"
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert "must be an object" in ConfigFile(tmp_path).current().warnings[0]
+
+
+def test_the_file_is_reread_when_it_changes(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"maxReturnTokens": 100}')
+    config_file = ConfigFile(tmp_path)
+    assert config_file.current().config.max_return_tokens == 100
+    path.write_text('{"maxReturnTokens": 200, "strict": true}')
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert config_file.changed()
+    assert config_file.current().config.max_return_tokens == 200
+    path.unlink()
+    assert config_file.current().config == FabricConfig()
+
+
+async def test_settings_reach_the_session_and_reload(tmp_path: Path) -> None:
+    path = write(tmp_path, json.dumps({"readOffloadThreshold": 300, "timeoutS": 7, "bogus": 1}))
+    async with Fabric(tmp_path, spares=0) as fab:
+        assert fab.boundary.config.read_offload_threshold == 300 and fab.limits.timeout_s == 7
+        assert any("bogus" in w for w in fab.warnings)
+        big = await fab.exec('return "x" * 1000')
+        assert big.policy_applied == "offload"
+        path.write_text(json.dumps({"enabled": False}))
+        os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
+        refused = await fab.exec("return 1")
+        assert not refused.ok and refused.error is not None and refused.error.type == "Disabled"
+        assert fab.warnings == []
+
+
+async def test_strict_from_the_file_blocks(tmp_path: Path) -> None:
+    write(tmp_path, json.dumps({"strict": True}))
+    async with Fabric(tmp_path, spares=0) as fab:
+        result = await fab.exec('return await tools.ls(path=".")')
+        assert not result.ok and result.error is not None and result.error.type == "Blocked"
+
+
+async def test_quantitative_policy_tightens_the_threshold(tmp_path: Path) -> None:
+    write(tmp_path, json.dumps({"quantitativePolicy": {"maxCharacters": 500}}))
+    async with Fabric(tmp_path, spares=0) as fab:
+        assert fab.boundary.config.read_offload_threshold == 500
+        assert (await fab.exec('return "y" * 600')).policy_applied == "offload"

@@ -1,0 +1,162 @@
+"""ctx_summarize, ctx_status, facts tools, events.jsonl telemetry, and their CLI commands."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabric import Fabric
+from fabric._events import Events
+from runtime import ProviderCallError
+from runtime.boundary import TokenCounter, summarize
+
+from .test_cli import fabric as cli
+
+COUNT = TokenCounter().count
+
+
+@pytest.fixture
+async def fab(tmp_path: Path) -> AsyncIterator[Fabric]:
+    async with Fabric(tmp_path, spares=0) as session:
+        yield session
+
+
+def big_log(planted: str | None = None) -> str:
+    lines = [f"2026-11-30 12:00:{i % 60:02d} INFO worker served request {i}" for i in range(50_000)]
+    if planted:
+        lines[31_337] = f"2026-11-30 12:00:00 ERROR {planted}"
+    return "\n".join(lines)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    text=st.text(max_size=20_000),
+    budget=st.integers(16, 800),
+    mode=st.sampled_from(["structural", "code"]),
+)
+def test_summaries_fit_their_budget_and_are_deterministic(
+    text: str, budget: int, mode: str
+) -> None:
+    first = summarize(text, mode, budget, COUNT)
+    assert first.tokens <= budget and COUNT(first.text) <= budget
+    assert summarize(text, mode, budget, COUNT) == first
+
+
+def test_a_planted_error_in_a_huge_log_appears_in_the_summary() -> None:
+    done = summarize(big_log("disk /dev/sda1 failed"), "structural", 300, COUNT)
+    assert "31338 | 2026-11-30 12:00:00 ERROR disk /dev/sda1 failed" in done.text
+    assert done.text.startswith("log, 50000 lines; by level: INFO 49999, ERROR 1")
+
+
+def test_code_summaries() -> None:
+    source = (
+        "import os\nfrom pathlib import Path\n\n"
+        "class Store:\n    '''Keeps things.'''\n    def put(self, data: bytes) -> str:\n"
+        "        '''Store data.'''\n        return ''\n\n"
+        "async def main(argv: list[str]) -> int:\n    # TODO: parse flags\n    return 0\n"
+    )
+    done = summarize(source, "code", 300, COUNT).text
+    assert "imports: os; pathlib: Path" in done
+    assert "L4 class Store()  # Keeps things." in done
+    assert "  L6 def put(self, data: bytes) -> str  # Store data." in done
+    assert "L10 async def main(argv: list[str]) -> int" in done and "L11: TODO: parse flags" in done
+    diff = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n-old\n+new\n+more\n"
+    assert "diff: 1 files, +2 -1" in summarize(diff, "code", 200, COUNT).text
+    js = "import fs from 'fs';\nexport function load(path) {\n  return 1;\n}\nclass A {}\n"
+    assert "L2 export function load(path)" in summarize(js, "code", 200, COUNT).text
+
+
+async def test_ctx_summarize_keeps_the_source_and_reports(fab: Fabric) -> None:
+    done = fab.summarize(text=big_log("boom"), max_tokens=200)
+    assert done["tokens"] <= 200 and done["coverage"] == 1.0
+    assert fab.boundary.store is not None
+    assert fab.boundary.store.get_text(done["handle"]) == big_log("boom")
+    again = fab.summarize(handle=done["handle"], mode="code", max_tokens=100)
+    assert again["handle"] == done["handle"]
+    with pytest.raises(ProviderCallError) as unknown:
+        fab.summarize(text="x", mode="poetry")
+    assert "structural, code, model" in unknown.value.message
+    with pytest.raises(ProviderCallError) as no_model:
+        fab.summarize(text="x", mode="model")
+    assert no_model.value.code == "no_model" and "no model is configured" in no_model.value.message
+
+
+async def test_snippets_reach_the_memory_tools(fab: Fabric) -> None:
+    code = (
+        'await ctx.remember("db", "postgres 16 on port 5433")\n'
+        's = await ctx.summarize(text="a\\nb\\n" * 1000, max_tokens=50)\n'
+        'r = await ctx.recall("postgres")\n'
+        "st = await ctx.status()\n"
+        'gone = await ctx.forget("db")\n'
+        'return [r["facts"][0]["text"], s["tokens"] <= 50, st["executions"], gone]'
+    )
+    done = await fab.exec(code)
+    assert done.ok, done.text
+    assert done.value == ["postgres 16 on port 5433", True, 0, True]
+    bad = await fab.exec(
+        'try:\n    await ctx.remember("../x", "y")\nexcept ToolError as e:\n    return e.code'
+    )
+    assert bad.value == "InvalidName"
+
+
+async def test_events_and_status(fab: Fabric, tmp_path: Path) -> None:
+    await fab.exec("return 1 + 1")
+    big = await fab.exec('return "z" * 40000')
+    await fab.exec('return await tools.ls(path=".")', strict=True)
+    fab.context.read(big.handle or "", query="z", max_matches=1)
+    events = Events(tmp_path / ".fabric" / "events.jsonl").recent(10)
+    kinds = [e["kind"] for e in events]
+    assert kinds == ["exec", "exec", "block", "read"]
+    first = events[0]
+    assert first["ok"] is True and first["verdict"] == "PASS" and first["bytes"] == 1
+    assert "code" not in first and "value" not in first and "text" not in first
+    assert events[1]["policy"] == "offload" and events[1]["bytes"] == 40000
+    session = fab.status()
+    assert (session["executions"], session["blocks"], session["offloads"], session["reads"]) == (
+        2,
+        1,
+        1,
+        1,
+    )
+    assert session["bytes_produced"] == 40001 and session["bytes_returned"] < 3000
+    assert session["store"]["entries"] >= 1
+    full = fab.status(scope="lifetime", detail="full")
+    assert full["executions"] == 2 and "settings" in full and full["settings_warnings"] == []
+
+
+def test_events_rotate_at_their_cap(tmp_path: Path) -> None:
+    events = Events(tmp_path / "events.jsonl", max_bytes=2000)
+    for i in range(100):
+        events.record("exec", ok=True, bytes=i)
+    assert (tmp_path / "events.jsonl.1").exists()
+    assert (tmp_path / "events.jsonl").stat().st_size < 2100
+    assert [e["bytes"] for e in events.recent(5)] == [95, 96, 97, 98, 99]
+
+
+def test_the_cli_commands(tmp_path: Path) -> None:
+    ws = ["--workspace", str(tmp_path)]
+    assert cli("exec", *ws, "-", stdin="return 41 + 1").returncode == 0
+    status = json.loads(cli("status", *ws, "--json").stdout)
+    assert status["executions"] == 1 and status["scope"] == "lifetime"
+    assert "1 executions" in cli("status", *ws).stdout
+    trace = json.loads(cli("trace", "5", *ws, "--json").stdout)
+    assert trace[0]["kind"] == "exec" and trace[0]["ok"] is True
+    (tmp_path / ".fabric" / "config.json").write_text('{"offloadPreviewBytes": 99999}')
+    shown = json.loads(cli("settings", *ws, "--json").stdout)
+    assert shown["values"]["offloadPreviewBytes"] == {"value": 4096, "source": "clamped"}
+    assert "outside 256..4096" in shown["warnings"][0]
+    summary = cli("summarize", "-", *ws, "--max-tokens", "100", stdin=big_log("kaput"))
+    assert summary.returncode == 0 and "ERROR kaput" in summary.stdout
+    assert cli("remember", "owner", "alice", *ws).returncode == 0
+    assert "owner: alice" in cli("recall", "alice", *ws).stdout
+    assert cli("forget", "owner", *ws).returncode == 0
+    assert cli("forget", "owner", *ws).returncode == 1
+    refused = cli("clear", *ws)
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    cleared = json.loads(cli("clear", "--facts", "--yes", *ws, "--json").stdout)
+    assert cleared["cleared"] >= 1
