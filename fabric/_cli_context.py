@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from fabric._cli_common import subcommand
 from fabric._config import FIELDS, ConfigFile
 from fabric._events import Events
 from fabric._session import Fabric
@@ -25,10 +26,7 @@ _out = Console(highlight=False, soft_wrap=True)
 
 def add_parsers(commands: Any) -> None:
     def command(name: str, help: str) -> argparse.ArgumentParser:
-        p: argparse.ArgumentParser = commands.add_parser(name, help=help)
-        p.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-        p.add_argument("--json", action="store_true", help="print JSON")
-        return p
+        return subcommand(commands, name, help)
 
     status = command("status", "what Fabric did for the context: sizes, offloads, reads, store")
     status.add_argument("--all", action="store_true", help="every session, with settings")

@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from fabric._cli_common import subcommand
 from store import Entry, Store, StoreError
 
 _out = Console(highlight=False, soft_wrap=True)
@@ -23,10 +24,7 @@ def add_parser(commands: Any) -> None:
     sub = parser.add_subparsers(dest="store_command", required=True, metavar="ACTION")
 
     def action(name: str, help: str) -> argparse.ArgumentParser:
-        p: argparse.ArgumentParser = sub.add_parser(name, help=help)
-        p.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-        p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-        return p
+        return subcommand(sub, name, help)
 
     listing = action("list", "live handles, most recently used first")
     listing.add_argument("--limit", type=int, default=50, help="entries to show (default 50)")

@@ -3,12 +3,12 @@ acknowledgement; the whole result stays under a handle."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from runtime.boundary._diffs import diff_stats
 
 EDIT_MIN_BYTES = 2048
 _DIFF_KEYS = ("diff", "patch")
-_FILE = re.compile(r"^(?:\+\+\+ (?:b/)?(?P<plus>\S+)|diff --git a/\S+ b/(?P<git>\S+))", re.M)
 
 
 def is_edit_envelope(value: Any, size: int) -> bool:
@@ -24,19 +24,8 @@ def is_edit_envelope(value: Any, size: int) -> bool:
 def edit_summary(value: dict[str, Any], handle: str | None) -> str:
     key = next(k for k in _DIFF_KEYS if isinstance(value.get(k), str))
     diff: str = value[key]
-    files: dict[str, list[int]] = {}
-    current = "(unnamed)"
-    for line in diff.splitlines():
-        match = _FILE.match(line)
-        if match:
-            current = match.group("plus") or match.group("git")
-            files.setdefault(current, [0, 0])
-        elif line.startswith("+") and not line.startswith("+++"):
-            files.setdefault(current, [0, 0])[0] += 1
-        elif line.startswith("-") and not line.startswith("---"):
-            files.setdefault(current, [0, 0])[1] += 1
-    added = sum(a for a, _ in files.values())
-    removed = sum(r for _, r in files.values())
+    stats = diff_stats(diff)
+    files, added, removed = stats.files, stats.added, stats.removed
     listed = ", ".join(f"{name} (+{a} -{r})" for name, (a, r) in list(files.items())[:10])
     if len(files) > 10:
         listed += f", +{len(files) - 10} more files"

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from runtime.boundary._diffs import diff_stats
 from runtime.boundary._fit import fit
 from runtime.boundary._preview import preview
 from runtime.boundary._preview_text import MARKERS
@@ -173,29 +174,12 @@ def _heuristic(text: str) -> str:
 
 
 def _diff(text: str) -> str:
-    files: dict[str, list[int]] = {}
-    hunks: list[str] = []
-    current = "(unknown)"
-    for line in text.splitlines():
-        if line.startswith("+++ "):
-            current = line[4:].removeprefix("b/").strip()
-            files.setdefault(current, [0, 0])
-        elif line.startswith("diff --git "):
-            current = line.split(" b/", 1)[-1].strip()
-            files.setdefault(current, [0, 0])
-        elif line.startswith("@@"):
-            hunks.append(f"{current}: {_cut(line)}")
-        elif line.startswith("+") and not line.startswith("+++"):
-            files.setdefault(current, [0, 0])[0] += 1
-        elif line.startswith("-") and not line.startswith("---"):
-            files.setdefault(current, [0, 0])[1] += 1
-    added = sum(a for a, _ in files.values())
-    removed = sum(r for _, r in files.values())
-    out = [f"diff: {len(files)} files, +{added} -{removed}"]
-    out += [f"  {name} (+{a} -{r})" for name, (a, r) in files.items()]
-    if hunks:
+    stats = diff_stats(text)
+    out = [f"diff: {len(stats.files)} files, +{stats.added} -{stats.removed}"]
+    out += [f"  {name} (+{a} -{r})" for name, (a, r) in stats.files.items()]
+    if stats.hunks:
         out.append("hunks:")
-        out += [f"  {h}" for h in hunks[:40]]
+        out += [f"  {name}: {_cut(header)}" for name, header in stats.hunks[:40]]
     return "\n".join(out)
 
 
