@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ from runtime.boundary import (
     summarize,
 )
 from store import Facts, Store, StoreError
+
+_log = logging.getLogger("fabric")
 
 
 class Fabric:
@@ -133,6 +136,15 @@ class Fabric:
             raise FabricClosed("this Fabric session is closed")
         self.tokens.preload()
         await self._sandbox.start()
+        if self.config.notify_on_start:
+            _log.warning(
+                "fabric: workspace %s, offload above %d bytes, policy %s%s%s",
+                self.workspace.root,
+                self.boundary.config.read_offload_threshold,
+                self.boundary.config.result_policy,
+                ", strict" if self.analysis_options.strict else "",
+                f", {len(self.warnings)} settings warnings" if self.warnings else "",
+            )
 
     async def exec(
         self,

@@ -153,3 +153,13 @@ async def test_quantitative_policy_tightens_the_threshold(tmp_path: Path) -> Non
     async with Fabric(tmp_path, spares=0) as fab:
         assert fab.boundary.config.read_offload_threshold == 500
         assert (await fab.exec('return "y" * 600')).policy_applied == "offload"
+
+
+async def test_notify_on_start_logs_the_effective_settings(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write(tmp_path, json.dumps({"notifyOnStart": True, "readOffloadThreshold": 5000}))
+    with caplog.at_level("WARNING", logger="fabric"):
+        async with Fabric(tmp_path, spares=0):
+            pass
+    assert any("offload above 5000 bytes" in r.getMessage() for r in caplog.records)
