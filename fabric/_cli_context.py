@@ -171,7 +171,7 @@ def _summarize(args: argparse.Namespace, read_code: Any) -> int:
 
     async def go() -> dict[str, Any]:
         async with Fabric(workspace=args.workspace, spares=0) as fab:
-            return fab.summarize(text=text, mode=args.mode, max_tokens=args.max_tokens)
+            return await fab.summarize(text=text, mode=args.mode, max_tokens=args.max_tokens)
 
     try:
         done = asyncio.run(go())

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from analyzer import Options
+from fabric._model import ModelSettings
 from runtime import Limits
 from runtime.boundary import BoundaryConfig
 
@@ -87,6 +88,9 @@ class FabricConfig(BaseModel):
     output_bytes: int = 65536
     effects: list[dict[str, Any]] = Field(default_factory=list)
     """Rows added ahead of the analyzer's effects table."""
+    model: ModelSettings | None = None
+    """An OpenAI-compatible endpoint for ``ctx_summarize(mode="model")``:
+    ``{"baseUrl": ..., "model": ..., "apiKeyEnv": ...}``."""
 
     def boundary(self) -> BoundaryConfig:
         return BoundaryConfig(

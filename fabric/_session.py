@@ -19,6 +19,7 @@ from fabric._config import ConfigFile, Loaded
 from fabric._context import ContextTools, register_context_tools
 from fabric._errors import ConfigError, FabricClosed
 from fabric._events import Counters, Events
+from fabric._model import Budgets, Completer, OpenAICompatible, summarize_with_model
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import (
     ExecError,
@@ -86,6 +87,8 @@ class Fabric:
                 self._setup_warnings.append(f"results cannot be stored: {exc}")
         self.tokens = TokenCounter()
         self._facts: Facts | None = None
+        self.summary_model: Completer | None = None
+        """What answers ``mode="model"`` summaries; set it to use your own (tests use a double)."""
         self.boundary = Boundary(store, None, self.tokens)
         self._apply(loaded)
         self.context = ContextTools(self.boundary, self.workspace, self._event)
@@ -241,10 +244,11 @@ class Fabric:
             handle: str | None = None,
             mode: str = "structural",
             max_tokens: int = 500,
+            strategy: str = "chunked",
         ) -> dict[str, Any]:
-            """Summarize text or a stored handle within max_tokens (structural or code)."""
-            return await asyncio.to_thread(
-                fab.summarize, text=text, handle=handle, mode=mode, max_tokens=max_tokens
+            """Summarize text or a stored handle within max_tokens (structural, code, model)."""
+            return await fab.summarize(
+                text=text, handle=handle, mode=mode, max_tokens=max_tokens, strategy=strategy
             )
 
         async def status(scope: str = "session", detail: str = "compact") -> dict[str, Any]:
@@ -292,53 +296,98 @@ class Fabric:
             report["settings"] = self.config.model_dump(by_alias=True, mode="json")
         return report
 
-    def summarize(
+    async def summarize(
         self,
         *,
         text: str | None = None,
         handle: str | None = None,
         mode: str = "structural",
         max_tokens: int = 500,
+        strategy: str = "chunked",
+        max_input_tokens: int = 32_000,
+        max_chunks: int = 16,
+        max_calls: int | None = None,
+        timeout_seconds: float = 90.0,
     ) -> dict[str, Any]:
-        """``ctx_summarize``: a summary within ``max_tokens``, the source kept under a handle."""
+        """``ctx_summarize``: a summary within ``max_tokens``, the source kept under a handle.
+
+        ``structural`` and ``code`` are deterministic; ``model`` uses the configured model (the
+        ``model`` key of config.json), in chunks within the given budgets."""
         if mode not in MODES:
             raise ProviderCallError(
                 f"unknown summary mode {mode!r}; modes: {', '.join(MODES)}", code="bad_mode"
             )
-        if mode == "model":
-            raise ProviderCallError(
-                "no model is configured, so mode='model' cannot run; use mode='structural' or "
-                "mode='code' (deterministic), or configure a model adapter",
-                code="no_model",
-            )
+        if strategy not in ("chunked", "direct"):
+            raise ProviderCallError('strategy is "chunked" or "direct"', code="bad_arguments")
         if (text is None) == (handle is None):
             raise ProviderCallError("pass either text or handle", code="bad_arguments")
         if not isinstance(max_tokens, int) or not 16 <= max_tokens <= 100_000:
             raise ProviderCallError(
                 "max_tokens must be between 16 and 100000", code="bad_arguments"
             )
+        if mode == "model" and self.config.model is None and self.summary_model is None:
+            raise ProviderCallError(
+                "no model is configured, so mode='model' cannot run; add "
+                '"model": {"baseUrl": ..., "model": ..., "apiKeyEnv": ...} to .fabric/config.json, '
+                "or use mode='structural' or mode='code' (deterministic)",
+                code="no_model",
+            )
+        try:
+            budgets = Budgets(
+                max_input_tokens=max_input_tokens,
+                max_chunks=max_chunks,
+                max_calls=max_calls,
+                timeout_seconds=timeout_seconds,
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise ProviderCallError(
+                f"{first['loc'][0]}: {first['msg']}", code="bad_arguments"
+            ) from None
         store = self.context.store
         if text is not None:
-            entry = store.put(text, tool="ctx.summarize", tokens=self.tokens.count(text))
+            entry = await asyncio.to_thread(
+                store.put, text, tool="ctx.summarize", tokens=self.tokens.count(text)
+            )
         else:
-            entry = store.stat(handle or "")
-        source = store.get_text(entry.handle)
-        summary = summarize(source, mode, max_tokens, self.tokens.count, entry.content_type)
+            entry = await asyncio.to_thread(store.stat, handle or "")
+        source = await asyncio.to_thread(store.get_text, entry.handle)
+        extra: dict[str, Any] = {}
+        if mode == "model":
+            completer = self.summary_model or OpenAICompatible(self.config.model)  # type: ignore[arg-type]
+            done = await summarize_with_model(
+                source,
+                completer=completer,
+                count=self.tokens.count,
+                max_tokens=max_tokens,
+                budgets=budgets,
+                strategy=strategy,  # type: ignore[arg-type]
+                handle=entry.handle,
+            )
+            summary_text, tokens, coverage = done.text, done.tokens, done.coverage
+            extra = {"calls": done.calls, "chunks": done.chunks, "next_offset": done.next_offset}
+        else:
+            summary = await asyncio.to_thread(
+                summarize, source, mode, max_tokens, self.tokens.count, entry.content_type
+            )
+            summary_text, tokens, coverage = summary.text, summary.tokens, summary.coverage
         self._event(
             "summarize",
             mode=mode,
             bytes=entry.bytes,
             tokens=entry.tokens,
-            summary_tokens=summary.tokens,
+            summary_tokens=tokens,
             handle=entry.handle,
+            **extra,
         )
         return {
-            "summary": summary.text,
+            "summary": summary_text,
             "mode": mode,
-            "tokens": summary.tokens,
-            "coverage": summary.coverage,
+            "tokens": tokens,
+            "coverage": coverage,
             "handle": entry.handle,
             "source_bytes": entry.bytes,
+            **extra,
         }
 
     @property

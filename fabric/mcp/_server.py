@@ -309,9 +309,22 @@ def _make_summarize(
         handle: str | None = None,
         mode: Literal["structural", "code", "model"] = "structural",
         max_tokens: int = 500,
+        strategy: Literal["chunked", "direct"] = "chunked",
+        max_input_tokens: int = 32_000,
+        max_chunks: int = 16,
+        max_calls: int | None = None,
+        timeout_seconds: float = 90.0,
     ) -> CallToolResult:
-        done = await asyncio.to_thread(
-            fab.summarize, text=text, handle=handle, mode=mode, max_tokens=max_tokens
+        done = await fab.summarize(
+            text=text,
+            handle=handle,
+            mode=mode,
+            max_tokens=max_tokens,
+            strategy=strategy,
+            max_input_tokens=max_input_tokens,
+            max_chunks=max_chunks,
+            max_calls=max_calls,
+            timeout_seconds=timeout_seconds,
         )
         head = f"[{mode} summary, {done['tokens']} tokens; the source is {done['handle']}]"
         return _reply(f"{head}\n{done['summary']}", done)

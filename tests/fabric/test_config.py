@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "memoryMb": 512,
     "outputBytes": 65536,
     "effects": [],
+    "model": None,
 }
 
 # key -> (a valid override, an out-of-range value and what it clamps to, a wrong-typed value)
@@ -59,6 +60,7 @@ CASES: dict[str, tuple[Any, tuple[Any, Any] | None, Any]] = {
     "memoryMb": (256, (1, 16), "x"),
     "outputBytes": (1024, (-1, 0), "x"),
     "effects": ([{"match": "tools.x", "effect": "scalar"}], None, "rows"),
+    "model": ({"baseUrl": "http://127.0.0.1:9/v1", "model": "m"}, None, {"model": "m"}),
 }
 
 
@@ -73,7 +75,7 @@ def test_each_key_overrides_clamps_and_rejects_bad_types(key: str) -> None:
     loaded = parse({key: valid})
     assert loaded.warnings == () and loaded.sources[key] == "file"
     assert loaded.config.model_dump(by_alias=True, mode="json")[key] == (
-        {**DEFAULTS[key], **valid} if isinstance(valid, dict) else valid
+        {**(DEFAULTS[key] or {"apiKeyEnv": None}), **valid} if isinstance(valid, dict) else valid
     )
     if clamp is not None:
         given, expected = clamp

@@ -72,17 +72,17 @@ def test_code_summaries() -> None:
 
 
 async def test_ctx_summarize_keeps_the_source_and_reports(fab: Fabric) -> None:
-    done = fab.summarize(text=big_log("boom"), max_tokens=200)
+    done = await fab.summarize(text=big_log("boom"), max_tokens=200)
     assert done["tokens"] <= 200 and done["coverage"] == 1.0
     assert fab.boundary.store is not None
     assert fab.boundary.store.get_text(done["handle"]) == big_log("boom")
-    again = fab.summarize(handle=done["handle"], mode="code", max_tokens=100)
+    again = await fab.summarize(handle=done["handle"], mode="code", max_tokens=100)
     assert again["handle"] == done["handle"]
     with pytest.raises(ProviderCallError) as unknown:
-        fab.summarize(text="x", mode="poetry")
+        await fab.summarize(text="x", mode="poetry")
     assert "structural, code, model" in unknown.value.message
     with pytest.raises(ProviderCallError) as no_model:
-        fab.summarize(text="x", mode="model")
+        await fab.summarize(text="x", mode="model")
     assert no_model.value.code == "no_model" and "no model is configured" in no_model.value.message
 
 
