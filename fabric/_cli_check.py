@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
@@ -29,6 +30,7 @@ def add_parsers(commands: Any) -> None:
         "explain", help="show how provider data flows to a snippet's return"
     )
     explain.add_argument("source", metavar="FILE", help="snippet file, or - for standard input")
+    explain.add_argument("--json", action="store_true", help="print the trail as JSON")
 
 
 def run(args: argparse.Namespace, code: str) -> int:
@@ -38,7 +40,12 @@ def run(args: argparse.Namespace, code: str) -> int:
     )
     analysis = analyze(code, EffectsTable.default(), options)
     if args.command == "explain":
-        _out.print(analysis.explain(), markup=False)
+        if args.json:
+            sources = [s.model_dump() for s in analysis.sources]
+            report = {"trail": analysis.trail, "explain": analysis.explain(), "sources": sources}
+            sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        else:
+            _out.print(analysis.explain(), markup=False)
         return 0
     if args.json:
         sys.stdout.write(analysis.model_dump_json(indent=2) + "\n")

@@ -82,6 +82,8 @@ def test_fabric_check_and_explain(tmp_path: Path) -> None:
         as_json
     )
     assert as_json["sources"] == [{"namespace": "tools", "name": "read", "line": 1, "column": 11}]
+    as_trail = json.loads(cli("explain", "--json", str(snippet)).stdout)
+    assert as_trail["trail"][0] == "tools.read (line 1)"
     explained = cli("explain", str(snippet))
     assert (
         explained.stdout.strip()
