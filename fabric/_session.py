@@ -73,6 +73,7 @@ class Fabric:
         self.workspace = Workspace(root)
         self.config_file = ConfigFile(root)
         self._explicit = _Overrides(limits, boundary, analysis, list(effects or []))
+        self._analyses: dict[tuple[str, bool | None], Analysis] = {}
         loaded = self.config_file.current()
         self.config = loaded.config
         self.providers = registry or ProviderRegistry()
@@ -102,6 +103,7 @@ class Fabric:
 
     def _apply(self, loaded: Loaded) -> None:
         """Take the settings of ``loaded``, under the ones passed to the constructor."""
+        self._analyses = {}
         config = self.config = loaded.config
         self.config_warnings = list(loaded.warnings)
         explicit = self._explicit
@@ -198,14 +200,24 @@ class Fabric:
             running = asyncio.get_running_loop().create_future()
             running.set_result(diagnosis)
         else:
-            running = asyncio.ensure_future(asyncio.to_thread(self.check, code, strict=strict))
+            known = self._analyses.get((code, strict))
+            running = asyncio.get_running_loop().create_future()
+            if known is not None:  # analysed before: no thread needed
+                running.set_result(known)
+            else:
+                running = asyncio.ensure_future(
+                    asyncio.to_thread(self._check_and_keep, code, strict)
+                )
         providers: ProviderHost = self.providers
         if on_call is not None:
             providers = _Watched(self.providers, on_call)
         result = await self._sandbox.execute(code, providers=providers, limits=limits)
-        result = await asyncio.to_thread(
-            self.boundary.finish, result, policy=policy, fmt=result_format
-        )
+        if _small(result):  # a thread hop costs more than finishing a small result here
+            result = self.boundary.finish(result, policy=policy, fmt=result_format)
+        else:
+            result = await asyncio.to_thread(
+                self.boundary.finish, result, policy=policy, fmt=result_format
+            )
         result = result.model_copy(update={"analysis": await running})
         advisory = self.config.runtime_advisory_threshold
         if advisory and result.ok and result.policy_applied == "inline" and result.bytes > advisory:
@@ -229,6 +241,13 @@ class Fabric:
             **_verdict_fields(result.analysis),
         )
         return result
+
+    def _check_and_keep(self, code: str, strict: bool | None) -> Analysis:
+        analysis = self.check(code, strict=strict)
+        if len(self._analyses) >= 256:
+            self._analyses.pop(next(iter(self._analyses)))
+        self._analyses[(code, strict)] = analysis
+        return analysis
 
     def _event(self, kind: str, **fields: Any) -> None:
         events = getattr(self, "events", None)
@@ -454,6 +473,17 @@ class _Watched:
     ) -> Any:
         self.on_call(f"{namespace}.{name}")
         return await self.inner.call(namespace, name, arguments, positional)
+
+
+def _small(result: ExecResult) -> bool:
+    """A result whose rendering is cheap: scalars, short strings, short logs."""
+    value = result.value
+    cheap = (
+        value is None
+        or isinstance(value, bool | int | float)
+        or (isinstance(value, str) and len(value) < 4096)
+    )
+    return cheap and len(result.logs) < 4096 and len(result.text) < 4096
 
 
 def _store_errors(func: Callable[..., Any]) -> Callable[..., Any]:
