@@ -91,6 +91,8 @@ class Fabric:
         self.summary_model: Completer | None = None
         """What answers ``mode="model"`` summaries; set it to use your own (tests use a double)."""
         self.boundary = Boundary(store, None, self.tokens)
+        self.events = Events(root / ".fabric" / "events.jsonl")
+        self.counters = Counters()
         self._apply(loaded)
         self.context = ContextTools(self.boundary, self.workspace, self._event)
         register_file_tools(self.providers, self.workspace)
@@ -98,14 +100,11 @@ class Fabric:
         self._register_memory_tools()
         self._sandbox = Sandbox(limits=self.limits, spares=spares)
         self._closed = False
-        self.events = Events(root / ".fabric" / "events.jsonl")
-        self.counters = Counters()
 
     def _apply(self, loaded: Loaded) -> None:
         """Take the settings of ``loaded``, under the ones passed to the constructor."""
         self._analyses = {}
         config = self.config = loaded.config
-        self.config_warnings = list(loaded.warnings)
         explicit = self._explicit
         boundary = explicit.boundary or config.boundary()
         caps = config.quantitative_policy
@@ -121,7 +120,7 @@ class Fabric:
         )
         rows = list(config.effects) + explicit.effects
         self.effects, effect_warnings = EffectsTable.default().extended(rows)
-        self._config_warnings = [*self.config_warnings, *boundary.warnings, *effect_warnings]
+        self._config_warnings = [*loaded.warnings, *boundary.warnings, *effect_warnings]
         if self.boundary.store is not None and self._own_store:
             self.boundary.store.ttl_ms = config.store_ttl_ms
             self.boundary.store.max_bytes = config.store_max_bytes
@@ -250,9 +249,7 @@ class Fabric:
         return analysis
 
     def _event(self, kind: str, **fields: Any) -> None:
-        events = getattr(self, "events", None)
-        if events is not None:
-            self.counters.count(events.record(kind, **fields))
+        self.counters.count(self.events.record(kind, **fields))
 
     def _register_memory_tools(self) -> None:
         """``ctx.summarize``, ``ctx.status`` and the facts tools, for snippets."""
