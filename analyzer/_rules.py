@@ -12,7 +12,32 @@ import libcst as cst
 from analyzer._effects import EffectRow, EffectsTable
 from analyzer._models import Options
 from analyzer._positions import Positions
-from analyzer._syntax import constant_key, dotted
+from analyzer._steps import (
+    bound_from,
+    const_int,
+    fold,
+    fold_min,
+    parse_int,
+    repeat,
+    select,
+    show,
+    slice_call,
+    slice_length,
+    stringy,
+)
+from analyzer._syntax import dotted
+from analyzer._tables import (
+    AGGREGATING_BUILTINS,
+    ENCODING_BUILTINS,
+    ENVELOPE_FIELDS,
+    MUTATORS,
+    PRESERVING_BUILTINS,
+    PRESERVING_METHODS,
+    SCALAR,
+    SCALAR_BUILTINS,
+    SCALAR_METHODS,
+    STATUS_FIELDS,
+)
 from analyzer._values import (
     CLEAN,
     NO_CONST,
@@ -31,77 +56,6 @@ from analyzer._values import unknown as fail_closed
 if TYPE_CHECKING:
     from analyzer._flow import Flow
 
-SCALAR = (24, "bytes")
-STATUS_FIELDS = frozenset(
-    {"ok", "status", "exit_code", "returncode", "code", "error", "count", "total", "success"}
-)
-ENVELOPE_FIELDS = frozenset(
-    {"content", "data", "result", "results", "stdout", "stderr", "output", "text", "body", "value"}
-)
-PRESERVING_METHODS = frozenset(
-    [
-        "strip",
-        "lstrip",
-        "rstrip",
-        "lower",
-        "upper",
-        "casefold",
-        "title",
-        "capitalize",
-        "swapcase",
-        "replace",
-        "split",
-        "rsplit",
-        "splitlines",
-        "expandtabs",
-        "encode",
-        "decode",
-        "copy",
-        "values",
-        "items",
-        "center",
-        "ljust",
-        "rjust",
-        "zfill",
-        "removeprefix",
-        "removesuffix",
-        "translate",
-        "partition",
-        "rpartition",
-    ]
-)
-SCALAR_METHODS = frozenset(
-    [
-        "count",
-        "find",
-        "rfind",
-        "index",
-        "rindex",
-        "startswith",
-        "endswith",
-        "isdigit",
-        "isalpha",
-        "isalnum",
-        "isspace",
-        "islower",
-        "isupper",
-        "isnumeric",
-        "isdecimal",
-        "istitle",
-        "isidentifier",
-    ]
-)
-MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
-PRESERVING_BUILTINS = frozenset(
-    {"sorted", "reversed", "list", "tuple", "set", "frozenset", "dict", "iter", "enumerate"}
-)
-SCALAR_BUILTINS = frozenset(
-    {"len", "bool", "int", "float", "isinstance", "abs", "round", "hash", "ord", "callable"}
-)
-ENCODING_BUILTINS = frozenset({"str", "repr", "ascii", "format"})
-AGGREGATING_BUILTINS = frozenset({"sum", "min", "max", "any", "all"})
-BOUNDING_KEYWORDS = ("max_tokens", "limit", "max_count", "max_results", "head", "top", "n")
-
 
 class Rules:
     def __init__(
@@ -113,7 +67,7 @@ class Rules:
         self.positions = positions
         self.expressions: dict[type, Callable[[Any], V]] = {
             cst.Name: self.name,
-            cst.Integer: lambda n: constant(_int(n.value)),
+            cst.Integer: lambda n: constant(parse_int(n.value)),
             cst.Float: lambda n: constant(0.0),
             cst.Imaginary: lambda n: constant(0),
             cst.SimpleString: lambda n: constant(n.evaluated_value),
@@ -221,17 +175,17 @@ class Rules:
     def binary(self, left: V, operator: cst.BaseBinaryOp | cst.BaseAugOp, right: V) -> V:
         kind = type(operator).__name__.replace("Assign", "")
         if isinstance(left.const, int) and isinstance(right.const, int):
-            folded = _fold(kind, left.const, right.const)
+            folded = fold(kind, left.const, right.const)
             if folded is not None:
                 return constant(folded)
         if isinstance(left.const, str) and isinstance(right.const, str) and kind == "Add":
             return constant(left.const + right.const)
-        if kind == "Add" and (_stringy(left) or _stringy(right)):
+        if kind == "Add" and (stringy(left) or stringy(right)):
             return encode(combine([left, right]), "+")
         if kind == "Modulo" and isinstance(left.const, str):
             return encode(combine([left, right]), "%")
         if kind == "Multiply":
-            return _repeat(left, right)
+            return repeat(left, right)
         return combine([left, right])
 
     # -- calls ---------------------------------------------------------------------------
@@ -299,10 +253,10 @@ class Rules:
                 base.retag(Cls.UNKNOWN, False), reason="the effects table marks it unknown"
             )
         cls = Cls.COMPRESSED if row.effect == "compress" else Cls.SELECTED
-        limit = _bound_from(row, kwargs, self.options)
-        if limit is None:
+        cap = bound_from(row, kwargs, self.options)
+        if cap is None:
             return base.retag(cls, False)
-        return base.retag(cls, True, (limit, row.unit)).step(
+        return base.retag(cls, True, (cap, row.unit)).step(
             f"bounded by {row.bound_keyword or 'its arguments'}"
         )
 
@@ -320,11 +274,11 @@ class Rules:
             return replace(combine(args), parts=None).step(name) if args else CLEAN
         if name in AGGREGATING_BUILTINS:
             if name == "min" and len(args) == 2:
-                limit = _const_int(args[0]) or _const_int(args[1])
-                if limit is not None and not everything.tainted:
-                    return V(at_most=limit, const=_fold_min(args))
-                if limit is not None:
-                    return replace(everything.retag(Cls.AGGREGATED, True, SCALAR), at_most=limit)
+                cap = const_int(args[0]) or const_int(args[1])
+                if cap is not None and not everything.tainted:
+                    return V(at_most=cap, const=fold_min(args))
+                if cap is not None:
+                    return replace(everything.retag(Cls.AGGREGATED, True, SCALAR), at_most=cap)
             return everything.retag(Cls.AGGREGATED, True, SCALAR).step(name)
         if name == "map" and len(args) >= 2:
             mapped = self._apply(args[0], [element(a) for a in args[1:]])
@@ -332,11 +286,11 @@ class Rules:
             return mapped.retag(mapped.cls, mapped.bounded and container.bounded).step("map")
         if name == "filter" and len(args) == 2:
             self._apply(args[0], [element(args[1])])
-            return args[1].retag(_select(args[1].cls), args[1].bounded).step("filter")
+            return args[1].retag(select(args[1].cls), args[1].bounded).step("filter")
         if name == "zip":
             return replace(combine(args), parts=None).step("zip")
         if name == "next":
-            return first.retag(_select(first.cls), True, (1, "items")).step("next")
+            return first.retag(select(first.cls), True, (1, "items")).step("next")
         if name in ("range", "print", "hasattr"):
             return CLEAN
         return self._unknown(f"{name}(...) is not modelled", args, kwargs)
@@ -361,15 +315,15 @@ class Rules:
             return (args[1] if name in ("re.split",) and len(args) > 1 else everything).step(name)
         if name in ("re.findall", "re.finditer", "re.search", "re.match", "re.fullmatch"):
             text = args[1] if len(args) > 1 else kwargs.get("string", CLEAN)
-            return text.retag(_select(text.cls), text.bounded).step(name)
+            return text.retag(select(text.cls), text.bounded).step(name)
         if name == "itertools.islice":
-            return _slice_call(args, name)
+            return slice_call(args, name)
         if name in ("heapq.nlargest", "heapq.nsmallest"):
-            limit = _const_int(first)
+            cap = const_int(first)
             data = args[1] if len(args) > 1 else CLEAN
-            if limit is None:
-                return data.retag(_select(data.cls), data.bounded).step(name)
-            return data.retag(_select(data.cls), True, (limit, "items")).step(f"{name}({limit})")
+            if cap is None:
+                return data.retag(select(data.cls), data.bounded).step(name)
+            return data.retag(select(data.cls), True, (cap, "items")).step(f"{name}({cap})")
         if name == "collections.Counter":
             return replace(first.retag(Cls.AGGREGATED, False), tag="Counter").step("Counter")
         if name == "functools.reduce":
@@ -377,10 +331,10 @@ class Rules:
         if module in ("statistics", "math"):
             return everything.retag(Cls.AGGREGATED, True, SCALAR).step(name)
         if name == "textwrap.shorten":
-            width = _const_int(kwargs.get("width", args[1] if len(args) > 1 else CLEAN))
+            width = const_int(kwargs.get("width", args[1] if len(args) > 1 else CLEAN))
             if width is not None:
-                return first.retag(_select(first.cls), True, (width, "bytes")).step(name)
-            return first.retag(_select(first.cls), first.bounded).step(name)
+                return first.retag(select(first.cls), True, (width, "bytes")).step(name)
+            return first.retag(select(first.cls), first.bounded).step(name)
         if name == "asyncio.gather":
             return combine(args, keep_parts=True)
         if name in ("asyncio.wait_for", "asyncio.shield"):
@@ -409,10 +363,10 @@ class Rules:
         if not everything.tainted:
             return CLEAN
         if attr == "most_common" and receiver.tag == "Counter":
-            limit = _const_int(args[0]) if args else None
-            if limit is not None:
-                return receiver.retag(Cls.SELECTED, True, (limit, "items")).step(
-                    f"most_common({limit})"
+            cap = const_int(args[0]) if args else None
+            if cap is not None:
+                return receiver.retag(Cls.SELECTED, True, (cap, "items")).step(
+                    f"most_common({cap})"
                 )
             return receiver.retag(Cls.SELECTED, False).step("most_common()")
         if not receiver.tainted:
@@ -469,7 +423,7 @@ class Rules:
         if key in ENVELOPE_FIELDS:
             return replace(receiver, parts=None, fields=None).step(label)
         if key is None:
-            return receiver.retag(_select(receiver.cls), True, (1, "items")).step("[index]")
+            return receiver.retag(select(receiver.cls), True, (1, "items")).step("[index]")
         return receiver.retag(Cls.PROJECTED, receiver.bounded).step(label)
 
     def subscript(self, node: cst.Subscript) -> V:
@@ -493,140 +447,18 @@ class Rules:
         if not receiver.tainted:
             return CLEAN if not key.tainted else key
         label = f"[{key.const}]" if isinstance(key.const, int) else "[index]"
-        return receiver.retag(_select(receiver.cls), True, (1, "items")).step(label)
+        return receiver.retag(select(receiver.cls), True, (1, "items")).step(label)
 
     def slice(self, receiver: V, index: cst.Slice) -> V:
         lower = self.flow.expr(index.lower) if index.lower is not None else None
         upper = self.flow.expr(index.upper) if index.upper is not None else None
         if index.step is not None:
             self.flow.expr(index.step)
-        count = _slice_length(lower, upper)
+        count = slice_length(lower, upper)
         if not receiver.tainted:
             return CLEAN
-        text = f"[{_show(lower)}:{_show(upper)}]"
-        cls = _select(receiver.cls)
+        text = f"[{show(lower)}:{show(upper)}]"
+        cls = select(receiver.cls)
         if count is None:
             return receiver.retag(cls, receiver.bounded).step(text)
         return receiver.retag(cls, True, (count, "items")).step(f"{text} ({count} items)")
-
-
-def _select(cls: Cls) -> Cls:
-    """A selection of data: SELECTED, unless it already was something better."""
-    return Cls.SELECTED if cls >= Cls.SELECTED else cls
-
-
-def _slice_length(lower: V | None, upper: V | None) -> int | None:
-    low = _limit(lower) if lower is not None else 0
-    high = _limit(upper) if upper is not None else None
-    if lower is None and high is not None and high >= 0:
-        return high
-    if low is not None and low < 0 and upper is None:
-        return -low
-    if low is not None and low >= 0 and high is not None and high >= 0:
-        return max(0, high - low)
-    return None
-
-
-def _slice_call(args: list[V], name: str) -> V:
-    data = args[0] if args else CLEAN
-    bounds = [_limit(a) for a in args[1:3]]
-    count = None
-    if len(bounds) == 1 and bounds[0] is not None:
-        count = bounds[0]
-    elif len(bounds) == 2 and None not in bounds:
-        count = max(0, (bounds[1] or 0) - (bounds[0] or 0))
-    if count is None:
-        return data.retag(_select(data.cls), data.bounded).step(name)
-    return data.retag(_select(data.cls), True, (count, "items")).step(f"{name} ({count} items)")
-
-
-def _limit(value: V | None) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value.const, int) and not isinstance(value.const, bool):
-        return value.const
-    return value.at_most
-
-
-def _const_int(value: V | None) -> int | None:
-    if value is None:
-        return None
-    return (
-        value.const if isinstance(value.const, int) and not isinstance(value.const, bool) else None
-    )
-
-
-def _fold_min(args: list[V]) -> Any:
-    if all(isinstance(a.const, int) for a in args):
-        return min(a.const for a in args)
-    return NO_CONST
-
-
-def _bound_from(row: EffectRow, kwargs: dict[str, V], options: Options) -> int | None:
-    keyword = row.bound_keyword
-    if keyword is not None and keyword in kwargs:
-        return _limit(kwargs[keyword])
-    for name in row.bounded_when:
-        if name in kwargs:
-            return options.read_bytes
-    if keyword is None and not row.bounded_when:
-        for name in BOUNDING_KEYWORDS:
-            if name in kwargs:
-                return _limit(kwargs[name])
-    return row.default_bound
-
-
-def _stringy(value: V) -> bool:
-    return (
-        isinstance(value.const, str) or value.cls is Cls.ENCODED or "f-string" in value.trail[-1:]
-    )
-
-
-def _repeat(left: V, right: V) -> V:
-    times = _const_int(right) if _const_int(right) is not None else _const_int(left)
-    data = left if _const_int(right) is not None else right
-    if isinstance(left.const, str) and times is not None:
-        return (
-            constant(left.const * min(times, 1))
-            if times <= 0
-            else replace(
-                constant(""), bound=(len(left.const.encode()) * times, "bytes"), const=NO_CONST
-            )
-        )
-    result = combine([left, right])
-    if times is not None and data.bound is not None and result.bounded:
-        return replace(result, bound=(data.bound[0] * max(times, 0), data.bound[1]))
-    return result
-
-
-def _fold(kind: str, left: int, right: int) -> int | None:
-    try:
-        if kind == "Add":
-            return left + right
-        if kind == "Subtract":
-            return left - right
-        if kind == "Multiply" and abs(left * right) < 10**12:
-            return left * right
-        if kind == "FloorDivide" and right:
-            return left // right
-    except (OverflowError, ValueError):
-        return None
-    return None
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text.replace("_", ""), 0)
-    except ValueError:
-        return 0
-
-
-def _show(value: V | None) -> str:
-    if value is None:
-        return ""
-    if isinstance(value.const, int):
-        return str(value.const)
-    return "n"
-
-
-__all__ = ["Rules", "constant_key"]
