@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -20,16 +19,21 @@ from fabric._context import ContextTools, register_context_tools
 from fabric._errors import ConfigError, FabricClosed
 from fabric._events import Counters, Events
 from fabric._model import Budgets, Completer, OpenAICompatible, summarize_with_model
+from fabric._outcomes import (
+    Watched,
+    blocked,
+    disabled,
+    is_small,
+    store_errors,
+    verdict_fields,
+)
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import (
-    ExecError,
     ExecResult,
     Limits,
     ProviderCallError,
     ProviderHost,
     Sandbox,
-    Timings,
-    render_error,
 )
 from runtime.boundary import (
     MODES,
@@ -178,7 +182,7 @@ class Fabric:
             raise FabricClosed("this Fabric session is closed")
         self._refresh()
         if not self.config.enabled:
-            return _disabled()
+            return disabled()
         limits = self.limits
         overrides = {
             k: v for k, v in (("timeout_s", timeout), ("memory_mb", memory_mb)) if v is not None
@@ -193,9 +197,8 @@ class Fabric:
         if options.strict or options.block_unbounded_returns:
             diagnosis = await asyncio.to_thread(self.check, code, strict=strict)
             if diagnosis.verdict == "BLOCK":
-                blocked = _blocked(diagnosis)
-                self._event("block", code_bytes=len(code), **_verdict_fields(diagnosis))
-                return blocked
+                self._event("block", code_bytes=len(code), **verdict_fields(diagnosis))
+                return blocked(diagnosis)
             running = asyncio.get_running_loop().create_future()
             running.set_result(diagnosis)
         else:
@@ -209,9 +212,9 @@ class Fabric:
                 )
         providers: ProviderHost = self.providers
         if on_call is not None:
-            providers = _Watched(self.providers, on_call)
+            providers = Watched(self.providers, on_call)
         result = await self._sandbox.execute(code, providers=providers, limits=limits)
-        if _small(result):  # a thread hop costs more than finishing a small result here
+        if is_small(result):  # a thread hop costs more than finishing a small result here
             result = self.boundary.finish(result, policy=policy, fmt=result_format)
         else:
             result = await asyncio.to_thread(
@@ -237,7 +240,7 @@ class Fabric:
             calls=result.calls,
             ms=round(result.timings.total_ms, 2),
             code_bytes=len(code),
-            **_verdict_fields(result.analysis),
+            **verdict_fields(result.analysis),
         )
         return result
 
@@ -289,7 +292,7 @@ class Fabric:
             return await asyncio.to_thread(fab.facts.forget, name)
 
         for func in (summarize, status, remember, recall, forget):
-            self.providers.register("ctx", func.__name__, _store_errors(func), replace=True)
+            self.providers.register("ctx", func.__name__, store_errors(func), replace=True)
 
     def status(self, *, scope: str = "session", detail: str = "compact") -> dict[str, Any]:
         """``ctx_status``: what Fabric did for the context (this session, or ``lifetime``)."""
@@ -454,82 +457,3 @@ class _Overrides:
     boundary: BoundaryConfig | None
     analysis: Options | None
     effects: list[Any]
-
-
-class _Watched:
-    """A provider host that reports each call before serving it."""
-
-    def __init__(self, inner: ProviderHost, on_call: Callable[[str], None]) -> None:
-        self.inner, self.on_call = inner, on_call
-
-    def catalog(self) -> Mapping[str, Sequence[str]]:
-        return self.inner.catalog()
-
-    async def call(
-        self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
-    ) -> Any:
-        self.on_call(f"{namespace}.{name}")
-        return await self.inner.call(namespace, name, arguments, positional)
-
-
-def _small(result: ExecResult) -> bool:
-    """A result whose rendering is cheap: scalars, short strings, short logs."""
-    value = result.value
-    cheap = (
-        value is None
-        or isinstance(value, bool | int | float)
-        or (isinstance(value, str) and len(value) < 4096)
-    )
-    return cheap and len(result.logs) < 4096 and len(result.text) < 4096
-
-
-def _store_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Store errors reach the snippet as ToolError with the error's name as its code."""
-
-    @functools.wraps(func)
-    async def wrapped(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return await func(*args, **kwargs)
-        except StoreError as exc:
-            raise ProviderCallError(str(exc), code=type(exc).__name__) from None
-
-    return wrapped
-
-
-def _verdict_fields(analysis: Any) -> dict[str, Any]:
-    if not isinstance(analysis, Analysis):
-        return {}
-    bound = analysis.bound
-    return {
-        "verdict": analysis.verdict,
-        "classification": analysis.classification.value,
-        "bounded": analysis.bounded,
-        "bound": f"{bound.value} {bound.unit}" if bound else None,
-    }
-
-
-def _disabled() -> ExecResult:
-    error = ExecError(
-        kind="policy",
-        type="Disabled",
-        message="Fabric is disabled for this workspace (enabled: false in .fabric/config.json)",
-        hint='set "enabled": true in .fabric/config.json to run snippets again',
-    )
-    return ExecResult(ok=False, text=render_error(error), error=error, timings=Timings())
-
-
-def _blocked(diagnosis: Analysis) -> ExecResult:
-    """The result of a snippet refused before it ran."""
-    first = next((d for d in diagnosis.diagnostics if d.severity == "error"), None)
-    message = first.message if first else "the analyzer blocked this snippet"
-    error = ExecError(
-        kind="policy",
-        type="Blocked",
-        message=f"{message}; nothing was run. Trail: {diagnosis.explain()}",
-        line=first.line if first else None,
-        column=first.column if first else None,
-        hint=first.fix if first else None,
-    )
-    return ExecResult(
-        ok=False, text=render_error(error), error=error, timings=Timings(), analysis=diagnosis
-    )

@@ -22,7 +22,6 @@ from store._errors import (
     StoreUnavailable,
 )
 from store._models import (
-    CONTENT_TYPES,
     CheckReport,
     Chunk,
     ContentType,
@@ -43,6 +42,7 @@ from store._names import (
     slugify,
     source_slug,
 )
+from store._payload import encode, make_source
 from store._schema import COLUMNS, MIGRATIONS, bury, to_datetime, to_entry
 from store._search import scan
 from store._sqlite import Database
@@ -136,7 +136,7 @@ class Store:
         used in place of the handle. Putting the same source and bytes again returns the same
         handle with a renewed expiry.
         """
-        payload, ctype = _encode(data, content_type)
+        payload, ctype = encode(data, content_type)
         if key is not None:
             check_name(key, what="key")
         if len(payload) > self.max_bytes:
@@ -149,7 +149,7 @@ class Store:
         life = self.ttl_ms if ttl_ms is None else ttl_ms
         if not isinstance(life, int) or life <= 0:
             raise InvalidRequest(f"ttl_ms must be a positive number of milliseconds, not {life}")
-        source = _source(tool, args)
+        source = make_source(tool, args)
         slug = slugify(key) if key is not None else source_slug(source.tool, source.args)
         sha, chunks, crcs = digests(payload)
         self._blobs.write(sha, payload)
@@ -468,56 +468,3 @@ def _free_handle(conn: sqlite3.Connection, slug: str, sha: str) -> str:
         if row is None or row[0] == sha or digits >= 64:
             return handle
         digits += 4
-
-
-def _source(tool: str, args: dict[str, Any] | None) -> Source:
-    if not isinstance(tool, str) or not tool or len(tool) > 200:
-        raise InvalidRequest("tool must be a non-empty name of at most 200 characters")
-    clean: dict[str, Any] = {}
-    for name, value in (args or {}).items():
-        text = json.dumps(value, ensure_ascii=False, default=str)
-        long = len(text) > _ARG_CHARS
-        clean[str(name)[:100]] = text[: _ARG_CHARS - 3] + "..." if long else json.loads(text)
-    return Source(tool=tool, args=clean)
-
-
-def _encode(data: Any, content_type: ContentType | None) -> tuple[bytes, ContentType]:
-    if content_type is not None and content_type not in CONTENT_TYPES:
-        raise InvalidRequest(
-            f"content_type must be one of {', '.join(CONTENT_TYPES)}, not {content_type!r}"
-        )
-    if isinstance(data, bytes | bytearray | memoryview):
-        payload = bytes(data)
-        if content_type is not None:
-            return payload, content_type
-        try:
-            text = payload.decode("utf-8")
-        except UnicodeDecodeError:
-            return payload, "bytes"
-        return payload, _sniff(text)
-    if isinstance(data, str):
-        try:
-            payload = data.encode("utf-8")
-        except UnicodeEncodeError:
-            payload = data.encode("utf-8", errors="surrogatepass")
-        return payload, content_type or _sniff(data)
-    try:
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise InvalidRequest(
-            f"cannot store a {type(data).__name__}: pass text, bytes or a JSON value ({exc})"
-        ) from None
-    return text.encode("utf-8", errors="surrogatepass"), content_type or "json"
-
-
-def _sniff(text: str) -> ContentType:
-    head = text.lstrip()[:1]
-    if head not in ("{", "["):
-        return "text"
-    if len(text) > _JSON_SNIFF:
-        return "json" if text.rstrip()[-1:] in ("}", "]") else "text"
-    try:
-        json.loads(text)
-    except ValueError:
-        return "text"
-    return "json"

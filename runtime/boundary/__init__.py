@@ -11,8 +11,9 @@ from runtime.boundary._config import (
 )
 from runtime.boundary._format import render, to_json
 from runtime.boundary._preview import Preview, preview
-from runtime.boundary._read import (
-    MAX_MATCHES_CAP,
+from runtime.boundary._query import MAX_MATCHES_CAP
+from runtime.boundary._read import read
+from runtime.boundary._readable import (
     BytesReadable,
     PathValue,
     Readable,
@@ -20,7 +21,6 @@ from runtime.boundary._read import (
     Sample,
     StoredReadable,
     Window,
-    read,
 )
 from runtime.boundary._redact import redact
 from runtime.boundary._summarize import MODES, Summary, looks_like_log, summarize

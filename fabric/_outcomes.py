@@ -1,0 +1,91 @@
+"""What ``Fabric.exec`` needs beside the session: results made without running (blocked,
+disabled), a provider host that reports calls, and the fields telemetry keeps."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from analyzer import Analysis
+from runtime import ExecError, ExecResult, ProviderCallError, ProviderHost, Timings, render_error
+from store import StoreError
+
+
+class Watched:
+    """A provider host that reports each call before serving it."""
+
+    def __init__(self, inner: ProviderHost, on_call: Callable[[str], None]) -> None:
+        self.inner, self.on_call = inner, on_call
+
+    def catalog(self) -> Mapping[str, Sequence[str]]:
+        return self.inner.catalog()
+
+    async def call(
+        self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
+    ) -> Any:
+        self.on_call(f"{namespace}.{name}")
+        return await self.inner.call(namespace, name, arguments, positional)
+
+
+def is_small(result: ExecResult) -> bool:
+    """A result whose rendering is cheap: scalars, short strings, short logs."""
+    value = result.value
+    cheap = (
+        value is None
+        or isinstance(value, bool | int | float)
+        or (isinstance(value, str) and len(value) < 4096)
+    )
+    return cheap and len(result.logs) < 4096 and len(result.text) < 4096
+
+
+def store_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Store errors reach the snippet as ToolError with the error's name as its code."""
+
+    @functools.wraps(func)
+    async def wrapped(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await func(*args, **kwargs)
+        except StoreError as exc:
+            raise ProviderCallError(str(exc), code=type(exc).__name__) from None
+
+    return wrapped
+
+
+def verdict_fields(analysis: Any) -> dict[str, Any]:
+    if not isinstance(analysis, Analysis):
+        return {}
+    bound = analysis.bound
+    return {
+        "verdict": analysis.verdict,
+        "classification": analysis.classification.value,
+        "bounded": analysis.bounded,
+        "bound": f"{bound.value} {bound.unit}" if bound else None,
+    }
+
+
+def disabled() -> ExecResult:
+    error = ExecError(
+        kind="policy",
+        type="Disabled",
+        message="Fabric is disabled for this workspace (enabled: false in .fabric/config.json)",
+        hint='set "enabled": true in .fabric/config.json to run snippets again',
+    )
+    return ExecResult(ok=False, text=render_error(error), error=error, timings=Timings())
+
+
+def blocked(diagnosis: Analysis) -> ExecResult:
+    """The result of a snippet refused before it ran."""
+    first = next((d for d in diagnosis.diagnostics if d.severity == "error"), None)
+    message = first.message if first else "the analyzer blocked this snippet"
+    error = ExecError(
+        kind="policy",
+        type="Blocked",
+        message=f"{message}; nothing was run. Trail: {diagnosis.explain()}",
+        line=first.line if first else None,
+        column=first.column if first else None,
+        hint=first.fix if first else None,
+    )
+    return ExecResult(
+        ok=False, text=render_error(error), error=error, timings=Timings(), analysis=diagnosis
+    )

@@ -1,0 +1,387 @@
+"""``ctx_read`` by query: literal, regex or case-insensitive matches, counted exactly, with
+windows of context around the first matches and lines sampled from the rest.
+
+Literal queries are counted piece by piece as the store streams them (a match straddling two
+pieces is caught at their junction), yielding the GIL so the store's read-ahead thread keeps
+its pipeline full; other queries run on line-aligned decoded blocks under a deadline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import regex
+
+from runtime._errors import ReadError
+from runtime.boundary._fit import fit
+from runtime.boundary._fit import size as _size
+from runtime.boundary._readable import Readable, ReadResult, Sample, Window
+
+MAX_MATCHES_CAP = 500
+REGEX_SECONDS = 10.0
+_LINE = 240
+_SAMPLES = 10
+_STEP = 1024 * 1024
+
+
+def _count_rest(blocks: _Blocks, needle: bytes) -> tuple[int, list[Sample]]:
+    """Count a literal in the rest of the stream piece by piece, without aligning lines: a
+    match that straddles two pieces is caught in the few bytes around their junction."""
+    overlap = len(needle) - 1
+    data, offset = blocks.carry, blocks.offset
+    total = data.count(needle)
+    samples = _piece_samples(data, needle, offset) if total else []
+    tail = data[-overlap:] if overlap else b""
+    offset += len(data)
+    for piece in blocks.pieces:
+        found = _count(piece, needle)
+        if overlap:
+            total += (tail + piece[:overlap]).count(needle)
+            tail = (tail + piece)[-overlap:] if len(piece) < overlap else piece[-overlap:]
+        if found:
+            total += found
+            samples += _piece_samples(piece, needle, offset)
+        offset += len(piece)
+    return total, samples
+
+
+def _overlaps_itself(needle: bytes) -> bool:
+    """Whether two matches of ``needle`` can overlap ("aa" in "aaa"): counting such a needle
+    in separate spans could count differently from one left-to-right pass, so it is counted
+    in line-aligned blocks instead."""
+    return any(needle[:k] == needle[-k:] for k in range(1, len(needle)))
+
+
+def _count(piece: bytes, needle: bytes) -> int:
+    """``piece.count(needle)`` in 1 MiB steps, yielding the GIL between them.
+
+    The store's read-ahead thread reads and checks the next piece while this counts, but it
+    needs the GIL between its system calls; ``bytes.count`` holds it throughout, and Python
+    hands it over only every few milliseconds. A ``sleep(0)`` per step hands it over at once,
+    which lets the two overlap (about twice as fast on two cores)."""
+    total = 0
+    reach = len(needle) - 1
+    for start in range(0, len(piece), _STEP):
+        total += piece.count(needle, start, min(len(piece), start + _STEP + reach))
+        time.sleep(0)
+    return total
+
+
+def _piece_samples(piece: bytes, needle: bytes, offset: int) -> list[Sample]:
+    """Two matched lines of a piece (its first match and one past the middle)."""
+    found: list[Sample] = []
+    for start in (0, len(piece) // 2):
+        at = piece.find(needle, start)
+        if at < 0:
+            continue
+        begin = piece.rfind(b"\n", 0, at) + 1
+        shown, cut_from, _ = _around(piece, begin, at, at + len(needle))
+        if found and found[-1].offset == offset + cut_from:
+            continue
+        found.append(Sample(offset=offset + cut_from, line=shown))
+    return found
+
+
+class Matcher:
+    """Finds the query in line-aligned blocks, as bytes (fast path) or as text."""
+
+    def __init__(self, query: str, use_regex: bool, ignore_case: bool, seconds: float) -> None:
+        if not isinstance(query, str) or not query:
+            raise ReadError("bad_query", "query must be non-empty text")
+        if "\n" in query:
+            raise ReadError("bad_query", "queries match within one line; drop the newline")
+        self.bytes_mode = not use_regex and not ignore_case
+        self.needle = query.encode("utf-8", "surrogatepass")
+        self.overlapping = _overlaps_itself(self.needle)
+        self.use_regex, self.ignore_case, self.seconds = use_regex, ignore_case, seconds
+        self.deadline = time.monotonic() + seconds
+        if self.bytes_mode:
+            return
+        pattern = query if use_regex else regex.escape(query)
+        try:
+            self.pattern = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
+        except regex.error as exc:
+            raise ReadError(
+                "invalid_regex",
+                f"{query!r} is not a valid regular expression ({exc}); fix it, or pass "
+                "regex=False to search for the literal text",
+            ) from None
+        if self.pattern.fullmatch(""):
+            raise ReadError("bad_query", f"the pattern {query!r} matches empty text; anchor it")
+
+    def count(self, block: str | bytes) -> int:
+        if isinstance(block, bytes):
+            return block.count(self.needle) if self.overlapping else _count(block, self.needle)
+        try:
+            return len(self.pattern.findall(block, timeout=self._left(), concurrent=True))
+        except TimeoutError:
+            raise self._timeout() from None
+
+    def spans(self, block: str | bytes) -> Iterator[tuple[int, int]]:
+        if isinstance(block, bytes):
+            at = block.find(self.needle)
+            while at >= 0:
+                yield at, at + len(self.needle)
+                at = block.find(self.needle, at + max(1, len(self.needle)))
+            return
+        try:
+            for match in self.pattern.finditer(block, timeout=self._left(), concurrent=True):
+                yield match.span()
+        except TimeoutError:
+            raise self._timeout() from None
+
+    def first_from(self, block: str | bytes, position: int) -> int | None:
+        """Where the first match at or after ``position`` starts."""
+        if isinstance(block, bytes):
+            at = block.find(self.needle, position)
+            return at if at >= 0 else None
+        try:
+            match = self.pattern.search(block, position, timeout=self._left(), concurrent=True)
+        except TimeoutError:
+            raise self._timeout() from None
+        return match.start() if match else None
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise self._timeout()
+        return left
+
+    def _timeout(self) -> ReadError:
+        return ReadError(
+            "regex_timeout",
+            f"the regular expression ran longer than {self.seconds:g} s; simplify it "
+            "(avoid nested repetition) or search for literal text",
+        )
+
+
+class _Blocks:
+    """Line-aligned blocks of a stream of pieces, with their byte offsets. After the caller
+    stops early, ``carry`` holds the bytes read past the last full line and ``offset`` where
+    they start; the pieces not yet read stay in the stream."""
+
+    def __init__(self, pieces: Iterator[bytes]) -> None:
+        self.pieces = pieces
+        self.carry = b""
+        self.offset = 0
+
+    def __iter__(self) -> Iterator[tuple[bytes, int]]:
+        for piece in self.pieces:
+            buf = self.carry + piece if self.carry else piece
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                self.carry = buf
+                continue
+            self.carry = buf[cut:]
+            start = self.offset
+            self.offset += cut
+            yield (buf[:cut] if cut < len(buf) else buf), start
+        if self.carry:
+            rest, self.carry = self.carry, b""
+            yield rest, self.offset
+
+
+def query_read(
+    source: Readable, matcher: Matcher, query: str, max_matches: int, context: int, budget: int
+) -> ReadResult:
+    if not isinstance(max_matches, int) or not 1 <= max_matches <= MAX_MATCHES_CAP:
+        raise ReadError("bad_query", f"max_matches must be between 1 and {MAX_MATCHES_CAP}")
+    if not isinstance(context, int) or not 0 <= context <= 10:
+        raise ReadError("bad_query", "context must be between 0 and 10 lines")
+    total = 0
+    lines_before = 0
+    windows: list[Window] = []
+    candidates: list[Sample] = []
+    blocks = _Blocks(source.pieces())
+    for raw, offset in blocks:
+        block: str | bytes = raw if matcher.bytes_mode else raw.decode("utf-8", "replace")
+        found = matcher.count(block)
+        total += found
+        resume: int | None = 0
+        if found and len(windows) < max_matches:
+            wanted = max_matches - len(windows)
+            new, resume = _windows(block, matcher, lines_before, wanted, context)
+            windows += new
+            resume = resume if len(new) == wanted else None
+        if found and resume is not None:
+            per_block = _SAMPLES if not candidates else 2
+            candidates += _samples(block, raw, matcher, offset, resume, per_block)
+        if len(windows) < max_matches:
+            lines_before += raw.count(b"\n")
+        elif matcher.bytes_mode and not matcher.overlapping:
+            counted, more = _count_rest(blocks, matcher.needle)
+            total += counted
+            candidates += more
+            break
+    samples = _spread(candidates, _SAMPLES) if total > len(windows) else []
+    text, shown, sampled = _render_query(
+        source, query, total, windows, samples, budget, matcher.use_regex, matcher.ignore_case
+    )
+    return ReadResult(
+        handle=source.name,
+        mode="query",
+        content_type=source.content_type,
+        total_bytes=source.size,
+        text=text,
+        query=query,
+        total_matches=total,
+        windows=windows[:shown],
+        samples=samples[:sampled],
+    )
+
+
+def _windows(
+    block: str | bytes, matcher: Matcher, lines_before: int, wanted: int, context: int
+) -> tuple[list[Window], int]:
+    """Up to ``wanted`` windows, and where in ``block`` the last one's match ended."""
+    newline: Any = b"\n" if isinstance(block, bytes) else "\n"
+    out: list[Window] = []
+    line_no, counted = lines_before + 1, 0
+    last_line, shown_until = -1, -1
+    stop = 0
+    for span in matcher.spans(block):
+        start, stop = span
+        line_no += block.count(newline, counted, start)
+        counted = start
+        if start < shown_until or (line_no == last_line and shown_until < 0):
+            continue  # already in the previous window
+        last_line = line_no
+        begin = block.rfind(newline, 0, start) + 1
+        shown, cut_from, cut_to = _around(block, begin, start, stop)
+        shown_until = cut_to if cut_from > begin or cut_to < _line_end(block, begin) else -1
+        lines = [(line_no, shown, True)]
+        before, after = begin, block.find(newline, start)
+        for k in range(1, context + 1):
+            if before <= 0:
+                break
+            prev = block.rfind(newline, 0, before - 1) + 1
+            lines.insert(0, (line_no - k, _text(block, prev), False))
+            before = prev
+        for k in range(1, context + 1):
+            if after < 0 or after + 1 >= len(block):
+                break
+            lines.append((line_no + k, _text(block, after + 1), False))
+            after = block.find(newline, after + 1)
+        column = len(_decode(block[begin:start])) + 1
+        text = "\n".join(f"{'>' if hit else ' '} {n:>6} | {line}" for n, line, hit in lines)
+        out.append(Window(line=line_no, column=column, text=text))
+        if len(out) >= wanted:
+            break
+    return out, stop
+
+
+def _samples(
+    block: str | bytes, raw: bytes, matcher: Matcher, offset: int, start: int, count: int
+) -> list[Sample]:
+    """Matched lines spread evenly over ``block`` from ``start``, as (byte offset, line)."""
+    found: list[Sample] = []
+    seen: set[int] = set()
+    newline: Any = b"\n" if isinstance(block, bytes) else "\n"
+    for k in range(count):
+        at = matcher.first_from(block, start + k * (len(block) - start) // count)
+        if at is None:
+            break
+        begin = block.rfind(newline, 0, at) + 1
+        if begin in seen:
+            continue
+        seen.add(begin)
+        shown, cut_from, _ = _around(block, begin, at, at + 1)
+        where = cut_from if isinstance(block, bytes) else _size(block[:cut_from])
+        found.append(Sample(offset=offset + where, line=shown))
+    return found
+
+
+def _line_end(block: str | bytes, begin: int) -> int:
+    newline: Any = b"\n" if isinstance(block, bytes) else "\n"
+    end = block.find(newline, begin)
+    return end if end >= 0 else len(block)
+
+
+def _around(block: str | bytes, begin: int, start: int, stop: int) -> tuple[str, int, int]:
+    """The line from ``begin`` that holds the match [start, stop): whole when it is short,
+    else a window of about ``_LINE`` characters centred on the match, with '…' at the cuts.
+    Also where the window starts and ends in ``block``."""
+    end = _line_end(block, begin)
+    if end - begin <= _LINE:
+        return _decode(block[begin:end]).rstrip("\r"), begin, end
+    left = max(begin, min(start - (_LINE - (stop - start)) // 2, end - _LINE))
+    right = min(end, max(left + _LINE, stop))
+    if isinstance(block, bytes):  # do not cut a UTF-8 character
+        while left > begin and 0x80 <= block[left] < 0xC0:
+            left -= 1
+        while right < end and 0x80 <= block[right] < 0xC0:
+            right += 1
+    text = _decode(block[left:right]).rstrip("\r")
+    before = f"…(+{left - begin}) " if left > begin else ""
+    after = f" …(+{end - right})" if right < end else ""
+    return before + text + after, left, right
+
+
+def _text(block: str | bytes, begin: int) -> str:
+    newline: Any = b"\n" if isinstance(block, bytes) else "\n"
+    end = block.find(newline, begin)
+    line = _decode(block[begin : end if end >= 0 else len(block)]).rstrip("\r")
+    return line if len(line) <= _LINE else line[:_LINE] + f"… (+{len(line) - _LINE} chars)"
+
+
+def _decode(part: str | bytes) -> str:
+    return part.decode("utf-8", "replace") if isinstance(part, bytes) else part
+
+
+def _spread(items: list[Sample], count: int) -> list[Sample]:
+    if len(items) <= count:
+        return items
+    step = len(items) / count
+    return [items[int(i * step)] for i in range(count)]
+
+
+def _render_query(
+    source: Readable,
+    query: str,
+    total: int,
+    windows: list[Window],
+    samples: list[Sample],
+    budget: int,
+    use_regex: bool,
+    ignore_case: bool,
+) -> tuple[str, int, int]:
+    """The text of a query's result, and how many windows and samples it shows."""
+    how = ("regex " if use_regex else "") + ("ignoring case" if ignore_case else "")
+    plural = "es" if total != 1 else ""
+    head = f"{total} match{plural} of {query!r}{f' ({how.strip()})' if how else ''}"
+    head += f" in {source.name} ({source.size} bytes)"
+    if not total:
+        hint = "" if ignore_case else "; try ignore_case=True"
+        return fit(head + hint + (" or regex=True" if not use_regex else ""), budget), 0, 0
+    head += f"; showing {len(windows)} with line numbers:"
+    used = _size(head) + 300
+    shown: list[str] = []
+    for window in windows:
+        cost = _size(window.text) + 4
+        if used + cost > budget:
+            break
+        shown.append(window.text)
+        used += cost
+    notes: list[str] = []
+    if len(shown) < len(windows):
+        notes.append(
+            f"… {len(windows) - len(shown)} more windows did not fit this read; "
+            "lower max_matches or narrow the query"
+        )
+    sampled = 0
+    if samples:
+        notes.append(
+            f"matched lines sampled from the other {total - len(windows)} matches "
+            "(byte offset: line):"
+        )
+        for sample in samples:
+            line = f"  {sample.offset}: {sample.line}"
+            if used + len(line) + 1 > budget:
+                break
+            notes.append(line)
+            used += len(line) + 1
+            sampled += 1
+    text = fit("\n".join([head, "\n--\n".join(shown), *notes]), budget)
+    return text, len(shown), sampled
