@@ -51,8 +51,6 @@ DAY_MS = 24 * 3600 * 1000
 DEFAULT_TTL_MS = 7 * DAY_MS
 MAX_BYTES = 500_000_000
 """The most a store may hold; ``max_bytes`` defaults to it and never exceeds it."""
-_JSON_SNIFF = 8 * 1024 * 1024
-_ARG_CHARS = 200
 _T = TypeVar("_T")
 Order = Literal["recent", "created", "largest"]
 _ORDER_SQL = {"recent": "accessed DESC", "created": "created DESC", "largest": "bytes DESC"}
