@@ -19,7 +19,7 @@ import signal
 import socket
 import sys
 import time
-from types import TracebackType
+from types import CodeType, TracebackType
 from typing import Any, NoReturn
 
 from runtime.worker import _wire
@@ -41,7 +41,7 @@ from runtime.worker._guards import (
     make_write_guard,
 )
 from runtime.worker._modules import build_facades, make_import
-from runtime.worker._policy import FILENAME, MAIN, compile_snippet
+from runtime.worker._policy import FILENAME, MAIN, CompileProblem, compile_snippet
 
 NAMESPACES = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
 MAX_EXEC_MESSAGE = 64 * 1024 * 1024
@@ -229,7 +229,13 @@ async def _run(
     output = prepared.output
     output.cap = int(limits["output_bytes"])
     started = time.perf_counter()
-    code, problems = compile_snippet(request["code"])
+    given = request.get("compiled")
+    code: CodeType | None
+    problems: list[CompileProblem]
+    if isinstance(given, CodeType):  # compiled by the host under the same policy
+        code, problems = given, []
+    else:
+        code, problems = compile_snippet(request["code"])
     compiled = time.perf_counter()
     timings = {"compile_ms": (compiled - started) * 1000, "run_ms": 0.0}
     if code is None:

@@ -327,3 +327,15 @@ async def test_too_many_or_doubled_positional_arguments_are_explained(fab: Fabri
     too_many, doubled = await run_ok(fab, code)  # type: ignore[misc]
     assert "takes at most 4 positional arguments (5 given)" in too_many
     assert "got path both by position and by name" in doubled
+
+
+async def test_a_snippet_compiled_once_runs_the_same_every_time(fab: Fabric) -> None:
+    """Repeated snippets reuse their compiled form: same results, fresh state each time."""
+    code = "counter = [0]\ncounter[0] += 1\nreturn counter[0]"
+    assert [await run_ok(fab, code) for _ in range(3)] == [1, 1, 1]
+
+
+async def test_errors_of_uncompilable_snippets_still_name_every_problem(fab: Fabric) -> None:
+    result = await fab.exec("x = _secret\ny = _other\n")
+    assert not result.ok and result.error is not None
+    assert len(result.error.problems) == 2
