@@ -5,6 +5,7 @@ actual size. Never payloads, prompts or code. Rotated at a size cap; writing nev
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -66,30 +67,41 @@ class Events:
         self.max_bytes = max_bytes
         self.failure: str | None = None
         self._lock = threading.Lock()
+        self._fd: int | None = None
+        self._size = 0
 
     def record(self, kind: str, **fields: Any) -> dict[str, Any]:
         event = {"ts": round(time.time(), 3), "kind": kind, **fields}
-        line = json.dumps(event, separators=(",", ":"), default=str) + "\n"
+        line = (json.dumps(event, separators=(",", ":"), default=str) + "\n").encode()
         with self._lock:
             try:
-                self._rotate()
-                fd = os.open(
-                    self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600
-                )
-                try:
-                    os.write(fd, line.encode())
-                finally:
-                    os.close(fd)
+                fd = self._open()
+                os.write(fd, line)
+                self._size += len(line)
             except OSError as exc:
                 self.failure = f"events cannot be written to {self.path}: {exc.strerror}"
+                self.close()
         return event
 
-    def _rotate(self) -> None:
-        try:
+    def _open(self) -> int:
+        """The log, kept open between events; rotated once it passes its cap (checked against
+        the file itself then, since other processes append to it too)."""
+        if self._fd is not None and self._size < self.max_bytes:
+            return self._fd
+        self.close()
+        with contextlib.suppress(FileNotFoundError):
             if os.stat(self.path).st_size >= self.max_bytes:
                 os.replace(self.path, self.path.with_name(self.path.name + ".1"))
-        except FileNotFoundError:
-            return
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        self._fd = os.open(self.path, flags, 0o600)
+        self._size = os.fstat(self._fd).st_size
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def recent(self, n: int = 20) -> list[dict[str, Any]]:
         """The last ``n`` events, oldest first (reaching into the rotated file if needed)."""

@@ -435,6 +435,7 @@ class Fabric:
                 self.boundary.store.close()
             if self._facts is not None:
                 self._facts.close()
+            self.events.close()
 
     async def __aenter__(self) -> Fabric:
         await self.start()

@@ -35,13 +35,15 @@ class Worker:
         self.reader = reader
         self.writer = writer
         self.exit_status = exit_status
+        self.killed = False
 
     @property
     def alive(self) -> bool:
         return not self.exit_status.done()
 
     def kill(self) -> None:
-        if self.alive:
+        if self.alive and not self.killed:
+            self.killed = True
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(self.pid, signal.SIGKILL)
 

@@ -156,6 +156,7 @@ class ProviderRegistry:
 
     def __init__(self) -> None:
         self._providers: dict[str, dict[str, Provider]] = {ns: {} for ns in NAMESPACES}
+        self._catalog: dict[str, list[str]] | None = None
 
     def register(
         self,
@@ -197,6 +198,7 @@ class ProviderRegistry:
         doc = description if description is not None else inspect.getdoc(func) or ""
         provider = Provider(namespace, name, func, doc.strip(), args_model, schema)
         self._providers[namespace][name] = provider
+        self._catalog = None
         return provider
 
     def provider(
@@ -232,7 +234,9 @@ class ProviderRegistry:
         return [p for ns in spaces for p in self._providers.get(ns, {}).values()]
 
     def catalog(self) -> Mapping[str, Sequence[str]]:
-        return {ns: sorted(providers) for ns, providers in self._providers.items()}
+        if self._catalog is None:  # rebuilt only after a registration
+            self._catalog = {ns: sorted(p) for ns, p in self._providers.items()}
+        return self._catalog
 
     async def call(
         self,
