@@ -213,7 +213,7 @@ class Fabric:
         providers: ProviderHost = self.providers
         if on_call is not None:
             providers = Watched(self.providers, on_call)
-        result = await self._sandbox.execute(code, providers=providers, limits=limits)
+        result = await self._sandbox.execute(code, providers=providers, limits=limits, render=False)
         if is_small(result):  # a thread hop costs more than finishing a small result here
             result = self.boundary.finish(result, policy=policy, fmt=result_format)
         else:

@@ -293,8 +293,13 @@ def failed_result(
     )
 
 
-async def execute(worker: Worker, code: str, providers: ProviderHost, limits: Limits) -> ExecResult:
-    """Run ``code`` on ``worker`` and return what happened. Never raises for snippet faults."""
+async def execute(
+    worker: Worker, code: str, providers: ProviderHost, limits: Limits, *, render: bool = True
+) -> ExecResult:
+    """Run ``code`` on ``worker`` and return what happened. Never raises for snippet faults.
+
+    With ``render=False`` a successful result's ``text`` is left empty, for a caller that
+    renders the value itself (the boundary)."""
     started = time.perf_counter()
     reader, writer = worker.reader, worker.writer
     calls = _Calls(providers, writer, limits)
@@ -348,7 +353,9 @@ async def execute(worker: Worker, code: str, providers: ProviderHost, limits: Li
                         calls=calls.count,
                         call_log=tuple(calls.log),
                     )
-                text = render_output(result.value, result.logs, result.logs_dropped)
+                text = (
+                    render_output(result.value, result.logs, result.logs_dropped) if render else ""
+                )
                 return ExecResult(
                     ok=True,
                     text=text,

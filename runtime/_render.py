@@ -9,7 +9,8 @@ from typing import Any
 from runtime._models import ExecError
 
 
-def _json_default(value: object) -> object:
+def json_default(value: object) -> object:
+    """How values JSON cannot hold are written: bytes as base64, sets and tuples as lists."""
     if isinstance(value, bytes | bytearray):
         return {"bytes": len(value), "base64": base64.b64encode(bytes(value)).decode("ascii")}
     if isinstance(value, set | frozenset | tuple):
@@ -21,19 +22,22 @@ def render_value(value: Any) -> str:
     """Strings as they are; everything else as JSON."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, default=_json_default)
+    return json.dumps(value, ensure_ascii=False, default=json_default)
+
+
+def logs_section(logs: str, dropped: int, after_value: bool) -> str:
+    """Captured output as the model reads it: after a value, under a ``[printed output]`` label."""
+    if not logs and not dropped:
+        return ""
+    printed = logs
+    if dropped:
+        printed += f"\n[output truncated: {dropped} more characters were dropped]"
+    return f"\n\n[printed output]\n{printed}" if after_value else printed
 
 
 def render_output(value: Any, logs: str, logs_dropped: int) -> str:
-    text = render_value(value)
-    if not logs and not logs_dropped:
-        return text
-    printed = logs
-    if logs_dropped:
-        printed += f"\n[output truncated: {logs_dropped} more characters were dropped]"
-    if value is None:
-        return printed
-    return f"{text}\n\n[printed output]\n{printed}"
+    text = "" if value is None and logs else render_value(value)
+    return text + logs_section(logs, logs_dropped, bool(text))
 
 
 def render_error(error: ExecError) -> str:

@@ -34,9 +34,17 @@ class Sandbox:
             self._started = True
 
     async def execute(
-        self, code: str, *, providers: ProviderHost, limits: Limits | None = None
+        self,
+        code: str,
+        *,
+        providers: ProviderHost,
+        limits: Limits | None = None,
+        render: bool = True,
     ) -> ExecResult:
-        """Run ``code``; faults of the snippet come back in the result, never as exceptions."""
+        """Run ``code``; faults of the snippet come back in the result, never as exceptions.
+
+        ``render=False`` leaves a successful result's ``text`` empty, for a caller that renders
+        the value itself (Fabric's boundary does, so a large value is not serialized twice)."""
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, not {type(code).__name__}")
         if len(code.encode("utf-8", "surrogatepass")) > MAX_CODE_BYTES:
@@ -58,7 +66,7 @@ class Sandbox:
             await self._pool.start()
             worker = await self._pool.acquire()
         try:
-            return await execute(worker, code, providers, limits or self.limits)
+            return await execute(worker, code, providers, limits or self.limits, render=render)
         finally:
             worker.discard()
             self._pool.refill()

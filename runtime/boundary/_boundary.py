@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime._models import CallRecord, ExecResult, PolicyApplied
+from runtime._render import logs_section
 from runtime.boundary._config import BoundaryConfig, ResultFormat, ResultPolicy
 from runtime.boundary._edits import edit_summary, is_edit_envelope
 from runtime.boundary._errors_compact import compact_error_text
@@ -74,7 +75,7 @@ class Boundary:
             value_text = original  # far over the threshold: not worth a pretty rendering
         else:
             value_text = render(result.value, fmt)
-        logs_text = _logs_section(result.logs, result.logs_dropped, bool(value_text))
+        logs_text = logs_section(result.logs, result.logs_dropped, bool(value_text))
         full = value_text + logs_text
         size = len(full.encode("utf-8", "surrogatepass"))
         tokens = self.tokens.count(full)
@@ -260,15 +261,6 @@ class Boundary:
             warnings.append(str(exc))
             return None
         return Stored(entry, "")
-
-
-def _logs_section(logs: str, dropped: int, after_value: bool) -> str:
-    if not logs and not dropped:
-        return ""
-    printed = logs
-    if dropped:
-        printed += f"\n[output truncated: {dropped} more characters were dropped]"
-    return f"\n\n[printed output]\n{printed}" if after_value else printed
 
 
 def _original(value: Any) -> tuple[str, ContentType]:

@@ -17,13 +17,13 @@ strings with newlines and shows other data as indented JSON.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from typing import Any
 
 import yaml
 
+from runtime._render import json_default
 from runtime.boundary._config import ResultFormat
 
 _INLINE_LIST = 100
@@ -38,14 +38,6 @@ try:
     _Dumper: Any = yaml.CSafeDumper
 except AttributeError:  # PyYAML built without libyaml
     _Dumper = yaml.SafeDumper
-
-
-def json_default(value: object) -> object:
-    if isinstance(value, bytes | bytearray):
-        return {"bytes": len(value), "base64": base64.b64encode(bytes(value)).decode("ascii")}
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    return repr(value)
 
 
 def to_json(value: Any) -> str:
