@@ -41,13 +41,12 @@ class Channel:
         self._pump: asyncio.Task[None] | None = None
         self.calls = 0
 
-    def start(self) -> None:
-        self._pump = asyncio.get_running_loop().create_task(self._read_replies())
-
     async def closed(self) -> None:
         """Wait until the host closes the connection."""
         if self._pump is not None:
             await self._pump
+        else:
+            await self._reader.read()
 
     async def _read_replies(self) -> None:
         try:
@@ -73,6 +72,8 @@ class Channel:
                 "batch the work into fewer calls"
             )
         self.calls += 1
+        if self._pump is None:  # replies are read once there is a call to reply to
+            self._pump = asyncio.get_running_loop().create_task(self._read_replies())
         call_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[call_id] = future

@@ -48,6 +48,7 @@ MAX_EXEC_MESSAGE = 64 * 1024 * 1024
 _NOBODY = 65534
 _MAX_FDS = 16
 _STREAM_LIMIT = 16 * 1024 * 1024  # read big frames without flow-control stalls
+_REQUEST_BUFFER = 64 * 1024
 
 
 class Output:
@@ -176,29 +177,73 @@ def _exception_error(exc: BaseException, limits: dict[str, Any]) -> dict[str, An
     return _error("runtime", text, type_name=name, line=line)
 
 
-class Prepared:
-    """What a spare worker builds before its snippet arrives, so the snippet waits for none
-    of it: facades, builtins and guards, an emergency memory reserve, a warmed-up compiler
-    and event loop."""
+_REHEARSAL = (
+    "import json\n"
+    "rows = [{'id': i, 'name': str(i)} for i in range(3)]\n"
+    "text = await tools.read(path='notes.txt')\n"
+    "print(len(rows), text)\n"
+    "return {'n': len(rows), 'text': text, 'first': json.dumps(rows[0])}\n"
+)
+_REHEARSAL_LIMITS = {
+    "timeout_s": 1,
+    "memory_mb": 64,
+    "output_bytes": 4096,
+    "max_calls": 1,
+    "max_result_bytes": 65536,
+}
 
-    WARM_UP = "import json\nx = [1, 2]\ny = {'a': x[0]}\nfor i in x:\n    y[i] = str(i)\nlen(y)"
+
+class Prepared:
+    """Everything a worker needs before its snippet arrives, so the snippet waits for none of it.
+
+    The zygote builds one (facades, the compiled rehearsal, an emergency memory reserve, the
+    request buffer) and every forked worker inherits a pristine copy for free. The worker then
+    adds what is its own: fresh builtins and guards, a rehearsed execution path, and the
+    measure of its address space that the memory limit is added to.
+    """
 
     def __init__(self) -> None:
         self.facades = build_facades()
+        self.rehearsal, _ = compile_snippet(_REHEARSAL)
         self.reserve: bytearray | None = bytearray(1 << 20)
+        self.buffer = bytearray(_REQUEST_BUFFER)
+        self.address_space = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Fresh per-execution state: output, globals, no channel."""
         self.output = Output()
         self.channel: Channel | None = None
         self.globals = self._globals()
-        self.address_space = _address_space()
 
-    async def warm_up(self) -> None:
-        """Compile and run a small snippet once, touching the pages a real run will need."""
-        code, _ = compile_snippet(self.WARM_UP)
-        if code is not None:
-            glb = self._globals()
-            exec(code, glb)
-            await glb.pop(MAIN)()
-        _wire.encode_json({"op": "result", "ok": True, "value": [1, "a", {"b": None}]})
+    async def rehearse(self) -> None:
+        """Run one execution end to end over a private socket pair, host replies included.
+
+        A forked worker shares its parent's memory until it writes to it, and every first
+        write faults. Rehearsing walks the request read, compile result, provider call, print,
+        result encoding and write once, so the real execution finds those pages its own.
+        """
+        ours, host = socket.socketpair()
+        with ours, host:
+            request = {
+                "op": "exec",
+                "code": _REHEARSAL,
+                "compiled": self.rehearsal,
+                "limits": _REHEARSAL_LIMITS,
+                "namespaces": {"tools": ["read"]},
+            }
+            host.sendall(_wire.encode_marshal(request))
+            host.sendall(_wire.encode_marshal({"id": 1, "ok": True, "value": "hello"}))
+            reader, writer = await _connect(ours)
+            received = _wire.receive_frame(
+                ours, self.buffer, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True
+            )
+            result = await _run(reader, writer, received, self)
+            await _wire.write_frame(writer, _encode_result(result, _REHEARSAL_LIMITS))
+            host.shutdown(socket.SHUT_WR)
+            await _linger(reader, self)
+            writer.close()
+        self.reset()
 
     def _globals(self) -> dict[str, Any]:
         classes = SnippetClasses()
@@ -255,7 +300,6 @@ async def _run(
         }
 
     channel = Channel(reader, writer, max_calls=int(limits["max_calls"]))
-    channel.start()
     prepared.channel = channel
     glb = prepared.globals
     for ns in NAMESPACES:
@@ -361,30 +405,41 @@ def _encode_result(result: dict[str, Any], limits: dict[str, Any]) -> bytes:
     return frame
 
 
-async def _serve(sock: socket.socket) -> None:
+async def _connect(sock: socket.socket) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     reader, writer = await asyncio.open_unix_connection(sock=sock, limit=_STREAM_LIMIT)
     writer.transport.set_write_buffer_limits(high=0)  # drain() waits until all is sent
-    resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
-    prepared = Prepared()
-    await prepared.warm_up()
-    request = await _wire.read_frame(reader, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True)
-    apply_limits(request["limits"], prepared.address_space)
-    result = await _run(reader, writer, request, prepared)
-    await _wire.write_frame(writer, _encode_result(result, request["limits"]))
-    # Stay until the host hangs up: closing with replies still unread would reset the
-    # connection and could cost the host the result it has not read yet.
+    return reader, writer
+
+
+async def _linger(reader: asyncio.StreamReader, prepared: Prepared) -> None:
+    """Stay until the host hangs up: closing with replies still unread would reset the
+    connection and could cost the host the result it has not read yet."""
     if prepared.channel is not None:
         await prepared.channel.closed()
     else:
         await reader.read()
 
 
-def serve(sock: socket.socket) -> NoReturn:
-    """Main of a forked worker. Never returns."""
+async def _serve(sock: socket.socket, prepared: Prepared) -> None:
+    await prepared.rehearse()
+    prepared.address_space = _address_space()
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
+    reader, writer = await _connect(sock)
+    request = _wire.receive_frame(
+        sock, prepared.buffer, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True
+    )
+    apply_limits(request["limits"], prepared.address_space)
+    result = await _run(reader, writer, request, prepared)
+    await _wire.write_frame(writer, _encode_result(result, request["limits"]))
+    await _linger(reader, prepared)
+
+
+def serve(sock: socket.socket, prepared: Prepared) -> NoReturn:
+    """Main of a forked worker, given the zygote's ``Prepared``. Never returns."""
     status = 0
     try:
         confine(sock)
-        asyncio.new_event_loop().run_until_complete(_serve(sock))
+        asyncio.new_event_loop().run_until_complete(_serve(sock, prepared))
     except BaseException:
         status = 70
     finally:

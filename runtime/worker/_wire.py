@@ -18,6 +18,8 @@ import asyncio
 import base64
 import json
 import marshal
+import select
+import socket
 import struct
 from typing import Any
 
@@ -57,15 +59,15 @@ def encode_marshal(message: Any) -> bytes:
     return HEADER.pack(len(body), MARSHAL) + body
 
 
-def decode_json(body: bytes) -> Any:
+def decode_json(body: bytes | bytearray | memoryview) -> Any:
     """Parse a JSON body from an untrusted peer; every failure becomes WireError."""
     try:
-        return json.loads(body, object_hook=_json_object_hook)
+        return json.loads(bytes(body), object_hook=_json_object_hook)
     except (ValueError, RecursionError, MemoryError) as exc:
         raise WireError(f"undecodable JSON frame: {type(exc).__name__}: {exc}"[:300]) from None
 
 
-def decode(codec: int, body: bytes, *, trust_marshal: bool) -> Any:
+def decode(codec: int, body: bytes | bytearray | memoryview, *, trust_marshal: bool) -> Any:
     """Decode a frame body. Only a peer that trusts the sender accepts marshal."""
     if codec == JSON:
         return decode_json(body)
@@ -99,3 +101,41 @@ async def read_frame(reader: asyncio.StreamReader, *, max_bytes: int, trust_mars
     if length > max_bytes:
         raise WireError(f"frame of {length} bytes exceeds the {max_bytes}-byte cap")
     return decode(codec, await reader.readexactly(length), trust_marshal=trust_marshal)
+
+
+def receive_frame(
+    sock: socket.socket, buffer: bytearray, *, max_bytes: int, trust_marshal: bool
+) -> Any:
+    """Read and decode one frame straight from ``sock``, waiting in ``poll`` (no event loop).
+
+    A spare worker waits for its request here: a blocking read wakes in one system call, and
+    ``buffer`` (allocated and touched before the wait) takes the body, so the first moments of
+    an execution neither run the event loop nor fault in fresh memory. Larger bodies get a
+    buffer of their own. Raises ConnectionError on EOF and WireError on a bad frame.
+    """
+    header = _receive_exactly(sock, memoryview(buffer)[: HEADER.size])
+    length, codec = HEADER.unpack(header)
+    if length > max_bytes:
+        raise WireError(f"frame of {length} bytes exceeds the {max_bytes}-byte cap")
+    target = buffer if length <= len(buffer) else bytearray(length)
+    return decode(
+        codec, _receive_exactly(sock, memoryview(target)[:length]), trust_marshal=trust_marshal
+    )
+
+
+def _receive_exactly(sock: socket.socket, view: memoryview) -> memoryview:
+    got = 0
+    waiter: select.poll | None = None
+    while got < len(view):
+        try:
+            count = sock.recv_into(view[got:])
+        except BlockingIOError:
+            if waiter is None:
+                waiter = select.poll()
+                waiter.register(sock, select.POLLIN)
+            waiter.poll()
+            continue
+        if count == 0:
+            raise ConnectionError("the peer closed the connection in the middle of a frame")
+        got += count
+    return view

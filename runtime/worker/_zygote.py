@@ -23,7 +23,7 @@ import socket
 import sys
 from typing import NoReturn
 
-from runtime.worker._sandbox import serve
+from runtime.worker._sandbox import Prepared, serve
 
 MAX_CONTROL = 4096
 
@@ -31,6 +31,7 @@ MAX_CONTROL = 4096
 class Zygote:
     def __init__(self, ctrl: socket.socket) -> None:
         self.ctrl = ctrl
+        self.prepared = Prepared()  # built once; each worker inherits a pristine copy
         self.children: set[int] = set()
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
@@ -49,7 +50,7 @@ class Zygote:
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.set_wakeup_fd(self.wake_w)
-        gc.freeze()  # keep the shared heap untouched in children
+        gc.freeze()  # children never collect the shared heap, so never write to its pages
         self.send({"op": "ready", "pid": os.getpid()})
         while True:
             for key, _ in self.selector.select():
@@ -106,11 +107,10 @@ class Zygote:
             os.close(self.wake_r)
             os.close(self.wake_w)
             os.close(self.ctrl.detach())
-            gc.unfreeze()
             sock = socket.socket(fileno=fd)
         except BaseException:
             os._exit(71)
-        serve(sock)
+        serve(sock, self.prepared)
 
     def reap(self) -> None:
         while self.children:
