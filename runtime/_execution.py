@@ -195,6 +195,18 @@ def _compiled(code: str) -> CodeType | None:
     return compiled if not problems else None
 
 
+def _wire_catalog(catalog: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """Each namespace's names as one string, a name per line.
+
+    A fresh string is not interned, so the worker does not add every provider name to its
+    interned-string table, a table it shares with its parent until it writes to it."""
+    return {
+        ns: "".join(f"{name}\n" for name in names if "\n" not in name)
+        for ns in NAMESPACES
+        if (names := catalog.get(ns))
+    }
+
+
 def _brief(kwargs: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in list(kwargs.items())[:20]:
@@ -303,7 +315,7 @@ async def execute(
     started = time.perf_counter()
     reader, writer = worker.reader, worker.writer
     calls = _Calls(providers, writer, limits)
-    catalog = {ns: list(providers.catalog().get(ns, ())) for ns in NAMESPACES}
+    catalog = _wire_catalog(providers.catalog())
     max_frame = limits.max_result_bytes + limits.output_bytes * 4 + _MAX_FRAME_SLACK
 
     def timings(compile_ms: float = 0.0, run_ms: float = 0.0) -> Timings:
@@ -393,5 +405,4 @@ async def execute(
             status = -1
         return failed_result(code, _crash_error(status, limits), timings(), calls=calls.count)
     finally:
-        worker.kill()
         await calls.cancel()

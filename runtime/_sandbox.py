@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from types import TracebackType
 
 from runtime._errors import SandboxClosed, SandboxUnavailable
 from runtime._execution import ProviderHost, execute, failed_result
 from runtime._models import ExecError, ExecResult, Limits, Timings
-from runtime._pool import WorkerPool
+from runtime._pool import Worker, WorkerPool
 
 MAX_CODE_BYTES = 1024 * 1024
 
@@ -68,8 +69,13 @@ class Sandbox:
         try:
             return await execute(worker, code, providers, limits or self.limits, render=render)
         finally:
-            worker.discard()
-            self._pool.refill()
+            # The worker has answered (or failed and been killed): retiring it and forking the
+            # next spare wait one turn of the loop, so the caller gets its result first.
+            asyncio.get_running_loop().call_soon(self._retire, worker)
+
+    def _retire(self, worker: Worker) -> None:
+        worker.discard()
+        self._pool.refill()
 
     async def close(self) -> None:
         self._closed = True

@@ -19,7 +19,7 @@ import signal
 import socket
 import sys
 import time
-from types import CodeType, TracebackType
+from types import CodeType, CoroutineType, TracebackType
 from typing import Any, NoReturn
 
 from runtime.worker import _wire
@@ -113,13 +113,18 @@ def _address_space() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def apply_limits(limits: dict[str, Any], address_space: int) -> None:
-    timeout = float(limits["timeout_s"])
-    cpu = math.ceil(timeout) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+def limit_values(limits: dict[str, Any], address_space: int) -> tuple[int, int, int]:
+    """CPU seconds, address-space bytes and alarm seconds for an execution's limits."""
+    timeout = math.ceil(float(limits["timeout_s"]))
     budget = address_space + int(limits["memory_mb"]) * 1024 * 1024
+    return timeout + 1, budget, timeout + 2
+
+
+def apply_limits(limits: dict[str, Any], address_space: int) -> None:
+    cpu, budget, alarm = limit_values(limits, address_space)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (budget, budget))
-    signal.alarm(math.ceil(timeout) + 2)  # default action kills: a last resort after the host
+    signal.alarm(alarm)  # default action kills: a last resort after the host
 
 
 def _snippet_line(tb: TracebackType | None) -> int | None:
@@ -230,7 +235,7 @@ class Prepared:
                 "code": _REHEARSAL,
                 "compiled": self.rehearsal,
                 "limits": _REHEARSAL_LIMITS,
-                "namespaces": {"tools": ["read"]},
+                "namespaces": {"tools": "read\n"},
             }
             host.sendall(_wire.encode_marshal(request))
             host.sendall(_wire.encode_marshal({"id": 1, "ok": True, "value": "hello"}))
@@ -238,6 +243,7 @@ class Prepared:
             received = _wire.receive_frame(
                 ours, self.buffer, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True
             )
+            limit_values(received["limits"], _address_space())
             result = await _run(reader, writer, received, self)
             await _wire.write_frame(writer, _encode_result(result, _REHEARSAL_LIMITS))
             host.shutdown(socket.SHUT_WR)
@@ -303,13 +309,13 @@ async def _run(
     prepared.channel = channel
     glb = prepared.globals
     for ns in NAMESPACES:
-        glb[ns] = Namespace(channel, ns, sorted(request["namespaces"].get(ns, [])))
+        glb[ns] = Namespace(channel, ns, sorted(request["namespaces"].get(ns, "").splitlines()))
     value: Any = None
     error: dict[str, Any] | None = None
     try:
         exec(code, glb)
         value = await glb.pop(MAIN)()
-        if asyncio.iscoroutine(value):
+        if isinstance(value, CoroutineType):  # snippets cannot define other awaitables
             value.close()
             value = None
             error = _error(
