@@ -1,6 +1,6 @@
 """The worker process: confine itself, wait for one snippet, run it, report, exit.
 
-``serve(sock)`` runs in a freshly forked child. Before the snippet arrives it closes every
+``serve(sock, prepared)`` runs in a freshly forked child. Before the snippet arrives it closes every
 file descriptor but the protocol socket, leaves the parent's session, drops root to
 ``nobody`` when it has it, and forbids new processes, file writes and core dumps. When the
 ``exec`` message arrives it applies the execution's CPU, memory and wall-clock limits,
@@ -40,6 +40,7 @@ from runtime.worker._guards import (
     inplacevar,
     make_write_guard,
 )
+from runtime.worker._heap import HEAP_MB, Heap
 from runtime.worker._modules import build_facades, make_import
 from runtime.worker._policy import FILENAME, MAIN, CompileProblem, compile_snippet
 
@@ -203,8 +204,8 @@ class Prepared:
 
     The zygote builds one (facades, the compiled rehearsal, an emergency memory reserve, the
     request buffer) and every forked worker inherits a pristine copy for free. The worker then
-    adds what is its own: fresh builtins and guards, a rehearsed execution path, and the
-    measure of its address space that the memory limit is added to.
+    adds what is its own: fresh builtins and guards, a rehearsed execution path, and a heap
+    faulted in while it waits.
     """
 
     def __init__(self) -> None:
@@ -212,7 +213,7 @@ class Prepared:
         self.rehearsal, _ = compile_snippet(_REHEARSAL)
         self.reserve: bytearray | None = bytearray(1 << 20)
         self.buffer = bytearray(_REQUEST_BUFFER)
-        self.address_space = 0
+        self.heap = Heap()
         self.reset()
 
     def reset(self) -> None:
@@ -428,13 +429,18 @@ async def _linger(reader: asyncio.StreamReader, prepared: Prepared) -> None:
 
 async def _serve(sock: socket.socket, prepared: Prepared) -> None:
     await prepared.rehearse()
-    prepared.address_space = _address_space()
     resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
     reader, writer = await _connect(sock)
+    prepared.heap.fill(sock)
+    address_space = _address_space()
     request = _wire.receive_frame(
         sock, prepared.buffer, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True
     )
-    apply_limits(request["limits"], prepared.address_space)
+    if int(request["limits"]["memory_mb"]) < 4 * HEAP_MB:
+        prepared.heap.release()
+        address_space = _address_space()
+    # The pre-faulted heap is part of the snippet's memory, not extra on top of it.
+    apply_limits(request["limits"], address_space - prepared.heap.bytes)
     result = await _run(reader, writer, request, prepared)
     await _wire.write_frame(writer, _encode_result(result, request["limits"]))
     await _linger(reader, prepared)

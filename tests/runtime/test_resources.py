@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -54,6 +55,17 @@ async def test_memory_bomb_hits_the_memory_limit(tight: Fabric, code: str) -> No
     result = await tight.exec(code)
     assert result.error is not None and result.error.kind == "memory", result.text
     assert "128 MB" in result.text
+    await still_serving(tight)
+
+
+async def test_the_heap_a_spare_fills_while_it_waits_is_part_of_the_limit(tight: Fabric) -> None:
+    """Spares fault in a heap when left idle; a snippet still gets its limit, no more, no less."""
+    await asyncio.sleep(0.5)  # long enough for the spares to fill their heaps
+    fits = await tight.exec("keep = [bytes(400) for _ in range(130_000)]\nreturn len(keep)")
+    assert fits.ok and fits.value == 130_000, fits.text  # about 60 MB of small objects
+    await asyncio.sleep(0.5)
+    over = await tight.exec("keep = [bytes(400) for _ in range(320_000)]\nreturn len(keep)")
+    assert over.error is not None and over.error.kind == "memory", over.text  # about 145 MB
     await still_serving(tight)
 
 
