@@ -16,51 +16,108 @@ from typing import Any
 from runtime.worker import _wire
 from runtime.worker._guards import ToolError
 
-_MAX_REPLY_BYTES = 1 << 40  # replies come from the trusted host; the memory limit bounds them
-
 
 class CallLimitError(Exception):
     """The snippet made more provider calls than its limit allows."""
 
 
-class Channel:
-    """Sends provider calls to the host and matches replies to waiting calls."""
+class HostLink(asyncio.Protocol):
+    """The worker's end of the connection to the host, driven by the event loop.
 
-    def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        *,
-        max_calls: int,
-    ) -> None:
-        self._reader = reader
-        self._writer = writer
-        self._ids = itertools.count(1)
+    Replies are parsed as they arrive and handed straight to the call waiting for them, with
+    no reader task in between. Writes follow the transport's flow control: ``drain`` waits
+    while the transport's buffer is over its limit.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
         self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._max_calls = max_calls
-        self._pump: asyncio.Task[None] | None = None
-        self.calls = 0
+        self._transport: asyncio.WriteTransport | None = None
+        self._paused = False
+        self._drain_waiters: list[asyncio.Future[None]] = []
+        self._lost: Exception | None = None
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-    async def closed(self) -> None:
-        """Wait until the host closes the connection."""
-        if self._pump is not None:
-            await self._pump
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        self._transport = transport
+        transport.set_write_buffer_limits(high=0)  # drain() waits until everything is sent
+
+    def data_received(self, data: bytes) -> None:
+        self._buffer += data
+        while len(self._buffer) >= _wire.HEADER.size:
+            length, codec = _wire.HEADER.unpack_from(self._buffer)
+            end = _wire.HEADER.size + length
+            if len(self._buffer) < end:
+                return
+            with memoryview(self._buffer) as view:
+                reply = _wire.decode(codec, view[_wire.HEADER.size : end], trust_marshal=True)
+            del self._buffer[:end]
+            future = self._pending.pop(reply["id"], None)
+            if future is not None and not future.done():
+                future.set_result(reply)
+
+    def eof_received(self) -> bool:
+        return False  # the host hung up: close
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = exc or ConnectionResetError("the host closed the connection")
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(ToolError(f"host connection lost: {self._lost}", code="host"))
+        self._pending.clear()
+        self.resume_writing()
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        for waiter in self._drain_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._drain_waiters.clear()
+
+    def expect(self, call_id: int) -> asyncio.Future[Any]:
+        """The future the reply to ``call_id`` will resolve."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self._lost is not None:
+            future.set_exception(ToolError(f"host connection lost: {self._lost}", code="host"))
         else:
-            await self._reader.read()
+            self._pending[call_id] = future
+        return future
 
-    async def _read_replies(self) -> None:
-        try:
-            while True:
-                reply = await _wire.read_frame(
-                    self._reader, max_bytes=_MAX_REPLY_BYTES, trust_marshal=True
-                )
-                future = self._pending.pop(reply["id"], None)
-                if future is not None and not future.done():
-                    future.set_result(reply)
-        except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            for future in self._pending.values():
-                if not future.done():
-                    future.set_exception(ToolError(f"host connection lost: {exc}", code="host"))
+    def forget(self, call_id: int) -> None:
+        self._pending.pop(call_id, None)
+
+    def write(self, frame: bytes | memoryview) -> None:
+        if self._transport is None or self._transport.is_closing():
+            raise ConnectionResetError("the connection to the host is closed")
+        self._transport.write(frame)
+
+    async def drain(self) -> None:
+        if self._lost is not None:
+            raise ConnectionResetError(f"the connection to the host is closed: {self._lost}")
+        if self._paused:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._drain_waiters.append(waiter)
+            await waiter
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+
+class Channel:
+    """Sends provider calls to the host and waits for their replies."""
+
+    def __init__(self, link: HostLink, *, max_calls: int) -> None:
+        self._link = link
+        self._ids = itertools.count(1)
+        self._max_calls = max_calls
+        self.calls = 0
 
     async def call(
         self, namespace: str, name: str, kwargs: dict[str, Any], args: tuple[Any, ...] = ()
@@ -72,26 +129,25 @@ class Channel:
                 "batch the work into fewer calls"
             )
         self.calls += 1
-        if self._pump is None:  # replies are read once there is a call to reply to
-            self._pump = asyncio.get_running_loop().create_task(self._read_replies())
         call_id = next(self._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[call_id] = future
         message = {"op": "call", "id": call_id, "ns": namespace, "name": name, "kwargs": kwargs}
         if args:
             message["args"] = list(args)
         try:
             frame = _wire.encode_json(message)
         except (TypeError, ValueError, RecursionError) as exc:
-            self._pending.pop(call_id, None)
             raise ToolError(
                 f"{qualified}: arguments must be plain data ({exc})",
                 tool=qualified,
                 code="bad_args",
             ) from None
-        self._writer.write(frame)
-        await self._writer.drain()
-        reply = await future
+        reply_future = self._link.expect(call_id)
+        try:
+            await _wire.write_frame(self._link, frame)
+        except ConnectionError as exc:
+            self._link.forget(call_id)
+            raise ToolError(f"host connection lost: {exc}", code="host") from None
+        reply = await reply_future
         if reply.get("ok"):
             return reply.get("value")
         error = reply.get("error") or {}

@@ -23,7 +23,7 @@ from types import CodeType, CoroutineType, TracebackType
 from typing import Any, NoReturn
 
 from runtime.worker import _wire
-from runtime.worker._channel import CallLimitError, Channel, Namespace
+from runtime.worker._channel import CallLimitError, Channel, HostLink, Namespace
 from runtime.worker._guards import (
     PolicyError,
     SnippetClasses,
@@ -48,7 +48,6 @@ NAMESPACES = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
 MAX_EXEC_MESSAGE = 64 * 1024 * 1024
 _NOBODY = 65534
 _MAX_FDS = 16
-_STREAM_LIMIT = 16 * 1024 * 1024  # read big frames without flow-control stalls
 _REQUEST_BUFFER = 64 * 1024
 
 
@@ -217,9 +216,8 @@ class Prepared:
         self.reset()
 
     def reset(self) -> None:
-        """Fresh per-execution state: output, globals, no channel."""
+        """Fresh per-execution state: output and globals."""
         self.output = Output()
-        self.channel: Channel | None = None
         self.globals = self._globals()
 
     async def rehearse(self) -> None:
@@ -239,17 +237,17 @@ class Prepared:
                 "namespaces": {"tools": "read\n"},
             }
             host.sendall(_wire.encode_marshal(request))
-            host.sendall(_wire.encode_marshal({"id": 1, "ok": True, "value": "hello"}))
-            reader, writer = await _connect(ours)
+            link = await _connect(ours)
             received = _wire.receive_frame(
                 ours, self.buffer, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True
             )
+            host.sendall(_wire.encode_marshal({"id": 1, "ok": True, "value": "hello"}))
             limit_values(received["limits"], _address_space())
-            result = await _run(reader, writer, received, self)
-            await _wire.write_frame(writer, _encode_result(result, _REHEARSAL_LIMITS))
+            result = await _run(link, received, self)
+            await _wire.write_frame(link, _encode_result(result, _REHEARSAL_LIMITS))
             host.shutdown(socket.SHUT_WR)
-            await _linger(reader, self)
-            writer.close()
+            await link.closed
+            link.close()
         self.reset()
 
     def _globals(self) -> dict[str, Any]:
@@ -272,8 +270,7 @@ class Prepared:
 
 
 async def _run(
-    reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
+    link: HostLink,
     request: dict[str, Any],
     prepared: Prepared,
 ) -> dict[str, Any]:
@@ -306,8 +303,7 @@ async def _run(
             ),
         }
 
-    channel = Channel(reader, writer, max_calls=int(limits["max_calls"]))
-    prepared.channel = channel
+    channel = Channel(link, max_calls=int(limits["max_calls"]))
     glb = prepared.globals
     for ns in NAMESPACES:
         glb[ns] = Namespace(channel, ns, sorted(request["namespaces"].get(ns, "").splitlines()))
@@ -412,25 +408,15 @@ def _encode_result(result: dict[str, Any], limits: dict[str, Any]) -> bytes:
     return frame
 
 
-async def _connect(sock: socket.socket) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    reader, writer = await asyncio.open_unix_connection(sock=sock, limit=_STREAM_LIMIT)
-    writer.transport.set_write_buffer_limits(high=0)  # drain() waits until all is sent
-    return reader, writer
-
-
-async def _linger(reader: asyncio.StreamReader, prepared: Prepared) -> None:
-    """Stay until the host hangs up: closing with replies still unread would reset the
-    connection and could cost the host the result it has not read yet."""
-    if prepared.channel is not None:
-        await prepared.channel.closed()
-    else:
-        await reader.read()
+async def _connect(sock: socket.socket) -> HostLink:
+    _, link = await asyncio.get_running_loop().create_unix_connection(HostLink, sock=sock)
+    return link
 
 
 async def _serve(sock: socket.socket, prepared: Prepared) -> None:
     await prepared.rehearse()
     resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
-    reader, writer = await _connect(sock)
+    link = await _connect(sock)
     prepared.heap.fill(sock)
     address_space = _address_space()
     request = _wire.receive_frame(
@@ -441,9 +427,11 @@ async def _serve(sock: socket.socket, prepared: Prepared) -> None:
         address_space = _address_space()
     # The pre-faulted heap is part of the snippet's memory, not extra on top of it.
     apply_limits(request["limits"], address_space - prepared.heap.bytes)
-    result = await _run(reader, writer, request, prepared)
-    await _wire.write_frame(writer, _encode_result(result, request["limits"]))
-    await _linger(reader, prepared)
+    result = await _run(link, request, prepared)
+    await _wire.write_frame(link, _encode_result(result, request["limits"]))
+    # Stay until the host hangs up: closing with replies still unread would reset the
+    # connection and could cost the host the result it has not read yet.
+    await link.closed
 
 
 def serve(sock: socket.socket, prepared: Prepared) -> NoReturn:

@@ -21,7 +21,7 @@ import marshal
 import select
 import socket
 import struct
-from typing import Any
+from typing import Any, Protocol
 
 HEADER = struct.Struct(">IB")
 JSON = ord("J")
@@ -79,7 +79,15 @@ def decode(codec: int, body: bytes | bytearray | memoryview, *, trust_marshal: b
 SLICE = 1024 * 1024
 
 
-async def write_frame(writer: asyncio.StreamWriter, frame: bytes) -> None:
+class FrameWriter(Protocol):
+    """Where frames are written: an ``asyncio.StreamWriter`` or the worker's host link."""
+
+    def write(self, data: bytes | memoryview) -> None: ...
+
+    async def drain(self) -> None: ...
+
+
+async def write_frame(writer: FrameWriter, frame: bytes) -> None:
     """Write a frame in 1 MiB slices, draining between them.
 
     Handing asyncio one large buffer costs quadratic time on Python 3.11: the transport
