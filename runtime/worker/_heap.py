@@ -7,8 +7,9 @@ arenas with throwaway objects and frees them again, keeping a few pinned so the 
 mapped. The snippet's objects then land in pages that are already its own.
 
 Filling starts only after the spare has waited ``IDLE_MS`` in vain, goes a mebibyte at a time,
-and stops as soon as the request arrives: a worker forked for immediate use does not wait for
-it, and a quick succession of executions does not compete with it for the CPU.
+pauses while anything else on the machine is runnable, and stops as soon as the request
+arrives: a worker forked for immediate use does not wait for it, and a running snippet does not
+compete with it for the CPU.
 """
 
 from __future__ import annotations
@@ -25,6 +26,20 @@ IDLE_MS = 50
 _ARENA = 1 << 20  # CPython 3.11 small-object arena
 _FILLER = 400  # bytes per filler object: inside pymalloc's largest size class (512)
 _PER_ARENA = _ARENA // 448  # a 400-byte ``bytes`` takes a 448-byte block
+
+
+_PAUSE_MS = 2
+_MAX_PAUSE_MS = 64
+
+
+def _others_running() -> bool:
+    """Whether anything but this process is runnable now (``/proc/loadavg``'s running count)."""
+    try:
+        with open("/proc/loadavg", "rb") as f:
+            running = int(f.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    return running > 1
 
 
 class Heap:
@@ -48,7 +63,14 @@ class Heap:
         if waiter.poll(idle_ms):
             return
         chunks: list[list[bytes]] = []  # all alive until the end, or freed blocks get reused
-        for _ in range(mb):
+        pause = _PAUSE_MS
+        while len(chunks) < mb:
+            if _others_running():  # a snippet is running: do not slow it down
+                if waiter.poll(pause):
+                    break
+                pause = min(pause * 2, _MAX_PAUSE_MS)
+                continue
+            pause = _PAUSE_MS
             if waiter.poll(0):
                 break
             chunks.append([bytes(_FILLER) for _ in range(_PER_ARENA)])
