@@ -417,16 +417,15 @@ async def _serve(sock: socket.socket, prepared: Prepared) -> None:
     await prepared.rehearse()
     resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
     link = await _connect(sock)
-    prepared.heap.fill(sock)
+    # Measured before the heap is filled: the heap is part of the snippet's memory.
     address_space = _address_space()
+    prepared.heap.fill(sock)
     request = _wire.receive_frame(
         sock, prepared.buffer, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True
     )
     if int(request["limits"]["memory_mb"]) < 4 * HEAP_MB:
-        prepared.heap.release()
-        address_space = _address_space()
-    # The pre-faulted heap is part of the snippet's memory, not extra on top of it.
-    apply_limits(request["limits"], address_space - prepared.heap.bytes)
+        prepared.heap.release()  # its free blocks would take the snippet past a small limit
+    apply_limits(request["limits"], address_space)
     result = await _run(link, request, prepared)
     await _wire.write_frame(link, _encode_result(result, request["limits"]))
     # Stay until the host hangs up: closing with replies still unread would reset the
