@@ -141,7 +141,9 @@ class WorkerPool:
                 exit_future.set_result(-1)
         self._exits.clear()
 
-    async def _fork(self) -> Worker:
+    async def _fork(self, *, spare: bool) -> Worker:
+        """Fork a worker: a spare prepares itself while it waits, one for immediate use
+        goes straight to its request."""
         if self._closed or self._ctrl is None:
             raise SandboxClosed("the sandbox is closed")
         if self._reader is None or self._reader.done():
@@ -151,7 +153,7 @@ class WorkerPool:
         request_id = next(self._ids)
         future: asyncio.Future[int] = loop.create_future()
         self._forks[request_id] = future
-        payload = json.dumps({"op": "fork", "id": request_id}).encode()
+        payload = json.dumps({"op": "fork", "id": request_id, "spare": spare}).encode()
         try:
             while True:
                 try:
@@ -184,7 +186,7 @@ class WorkerPool:
             if worker.alive:
                 return worker
             worker.discard()
-        return await self._fork()
+        return await self._fork(spare=False)
 
     def refill(self) -> None:
         """Top the spares up again, in the background."""
@@ -198,7 +200,7 @@ class WorkerPool:
     async def _fill_spares(self) -> None:
         while not self._closed and len(self._spares) < self._spares_wanted:
             try:
-                worker = await self._fork()
+                worker = await self._fork(spare=True)
             except (SandboxUnavailable, SandboxClosed):
                 return
             if self._closed:

@@ -413,13 +413,15 @@ async def _connect(sock: socket.socket) -> HostLink:
     return link
 
 
-async def _serve(sock: socket.socket, prepared: Prepared) -> None:
-    await prepared.rehearse()
+async def _serve(sock: socket.socket, prepared: Prepared, *, spare: bool) -> None:
+    if spare:  # time to spare: make the real run find its pages its own
+        await prepared.rehearse()
     resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
     link = await _connect(sock)
     # Measured before the heap is filled: the heap is part of the snippet's memory.
     address_space = _address_space()
-    prepared.heap.fill(sock)
+    if spare:
+        prepared.heap.fill(sock)
     request = _wire.receive_frame(
         sock, prepared.buffer, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True
     )
@@ -433,12 +435,15 @@ async def _serve(sock: socket.socket, prepared: Prepared) -> None:
     await link.closed
 
 
-def serve(sock: socket.socket, prepared: Prepared) -> NoReturn:
-    """Main of a forked worker, given the zygote's ``Prepared``. Never returns."""
+def serve(sock: socket.socket, prepared: Prepared, *, spare: bool = True) -> NoReturn:
+    """Main of a forked worker, given the zygote's ``Prepared``. Never returns.
+
+    A ``spare`` rehearses and fills its heap while it waits; a worker forked for a request
+    that is already on its way skips both, since nothing would be gained by them."""
     status = 0
     try:
         confine(sock)
-        asyncio.new_event_loop().run_until_complete(_serve(sock, prepared))
+        asyncio.new_event_loop().run_until_complete(_serve(sock, prepared, spare=spare))
     except BaseException:
         status = 70
     finally:

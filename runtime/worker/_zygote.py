@@ -93,12 +93,12 @@ class Zygote:
             self.send({"op": "error", "id": request_id, "message": f"fork failed: {exc}"})
             return
         if pid == 0:
-            self.become_worker(fds[0])
+            self.become_worker(fds[0], spare=request.get("spare") is not False)
         os.close(fds[0])
         self.children.add(pid)
         self.send({"op": "forked", "id": request_id, "pid": pid})
 
-    def become_worker(self, fd: int) -> NoReturn:
+    def become_worker(self, fd: int, *, spare: bool) -> NoReturn:
         try:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -110,7 +110,7 @@ class Zygote:
             sock = socket.socket(fileno=fd)
         except BaseException:
             os._exit(71)
-        serve(sock, self.prepared)
+        serve(sock, self.prepared, spare=spare)
 
     def reap(self) -> None:
         while self.children:
