@@ -1,11 +1,12 @@
 """The worker process: confine itself, wait for one snippet, run it, report, exit.
 
-``serve(sock, prepared)`` runs in a freshly forked child. Before the snippet arrives it closes every
-file descriptor but the protocol socket, leaves the parent's session, drops root to
-``nobody`` when it has it, and forbids new processes, file writes and core dumps. When the
-``exec`` message arrives it applies the execution's CPU, memory and wall-clock limits,
-compiles the snippet, runs it on an asyncio loop with provider calls going to the host,
-and sends back exactly one ``result`` message. Each worker serves one execution only.
+``serve(sock, prepared)`` runs in a freshly forked child. Before the snippet arrives it closes
+every file descriptor but the protocol socket, leaves the parent's session, drops root to
+``nobody`` when it has it, and forbids new processes, file writes and core dumps; a spare then
+rehearses an execution and fills its heap. When the ``exec`` message arrives it applies the
+execution's CPU, memory and wall-clock limits, runs the snippet (compiled by the host, or here)
+on an asyncio loop with provider calls going to the host, and sends back exactly one ``result``
+message. Each worker serves one execution only.
 """
 
 from __future__ import annotations
