@@ -3,8 +3,8 @@
 ``fabric exec FILE|-`` runs a snippet and prints what the model would see; ``--json`` prints
 the whole result. ``fabric check`` and ``fabric explain`` diagnose a snippet without running it;
 ``fabric read HANDLE`` reads part of a stored result; ``fabric store ...`` looks after stored
-payloads. The exit status is 0 on
-success, 1 when the snippet (or store action) failed, and 2 for a usage error.
+payloads; ``fabric doctor`` proves each isolation layer from inside a real worker. The exit
+status is 0 on success, 1 when the snippet (or store action) failed, and 2 for a usage error.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from fabric import __version__, _cli_check, _cli_context, _cli_read, _cli_store
+from fabric import __version__, _cli_check, _cli_context, _cli_doctor, _cli_read, _cli_store
 from fabric._errors import FabricError
 from fabric._session import Fabric
 from runtime import Limits, SandboxError
@@ -63,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-file", help="write logs here instead of standard error")
     _cli_read.add_parser(commands)
     _cli_store.add_parser(commands)
+    _cli_doctor.add_parser(commands)
     return parser
 
 
@@ -82,6 +83,8 @@ async def _exec(args: argparse.Namespace) -> int:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:
         sys.stdout.write(result.text + ("" if result.text.endswith("\n") else "\n"))
+        for warning in result.warnings:
+            _err.print(f"[yellow]warning:[/] {warning}", markup=True, highlight=False)
     return 0 if result.ok else 1
 
 
@@ -116,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cli_read.run(args)
         if args.command == "mcp":
             return _serve(args)
+        if args.command == "doctor":
+            return _cli_doctor.run(args)
         if args.command in _cli_context.COMMANDS:
             return _cli_context.run(args, _read_code)
         if args.command in ("check", "explain"):

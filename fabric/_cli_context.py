@@ -121,10 +121,21 @@ def _trace(args: argparse.Namespace, _: Any) -> int:
     return 0
 
 
+def _layers(workspace: str) -> list[dict[str, Any]]:
+    """The isolation layers a session of this workspace gets (a zygote is started to ask)."""
+
+    async def go() -> list[dict[str, Any]]:
+        async with Fabric(workspace=workspace, spares=0) as fab:
+            return [layer.model_dump() for layer in fab.layers]
+
+    return asyncio.run(go())
+
+
 def _settings(args: argparse.Namespace, _: Any) -> int:
     config_file = ConfigFile(Path(args.workspace))
     loaded = config_file.current()
     values = loaded.config.model_dump(by_alias=True, mode="json")
+    layers = _layers(args.workspace)
     report = {
         "file": str(config_file.path),
         "values": {
@@ -132,6 +143,7 @@ def _settings(args: argparse.Namespace, _: Any) -> int:
             for key in values
         },
         "warnings": list(loaded.warnings),
+        "layers": layers,
     }
     if args.json:
         _print(args, report, "")
@@ -142,6 +154,14 @@ def _settings(args: argparse.Namespace, _: Any) -> int:
     for key in FIELDS.values():
         table.add_row(key, json.dumps(values[key]), loaded.sources.get(key, "default"))
     _out.print(table)
+    active = [layer["name"] for layer in layers if layer["active"]]
+    inactive = [layer["name"] for layer in layers if not layer["active"]]
+    _out.print(
+        f"isolation {values['isolation']}: active {', '.join(active) or 'none'}"
+        + (f"; off: {', '.join(inactive)}" if inactive else "")
+        + " (`fabric doctor` probes them)",
+        markup=False,
+    )
     for warning in loaded.warnings:
         _out.print(f"warning: {warning}", markup=False)
     return 0

@@ -83,6 +83,10 @@ class FabricConfig(BaseModel):
     quantitative_policy: QuantitativePolicy = Field(
         default_factory=QuantitativePolicy, validation_alias="quantitativePolicy"
     )
+    isolation: Literal["full", "minimal"] = "full"
+    """``full``: snippets run only behind the kernel layer (seccomp, Landlock, namespaces where
+    the kernel has them) and are refused without seccomp; ``minimal``: without the kernel layer,
+    with a warning on every result."""
     timeout_s: float = 30.0
     memory_mb: int = 512
     output_bytes: int = 65536

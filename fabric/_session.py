@@ -29,7 +29,11 @@ from fabric._outcomes import (
 )
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import (
+    ISOLATIONS,
+    DoctorReport,
     ExecResult,
+    Isolation,
+    Layer,
     Limits,
     ProviderCallError,
     ProviderHost,
@@ -68,6 +72,7 @@ class Fabric:
         store: Store | None = None,
         analysis: Options | None = None,
         effects: list[Any] | None = None,
+        isolation: Isolation | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -76,7 +81,11 @@ class Fabric:
             )
         self.workspace = Workspace(root)
         self.config_file = ConfigFile(root)
-        self._explicit = _Overrides(limits, boundary, analysis, list(effects or []))
+        if isolation is not None and isolation not in ISOLATIONS:
+            raise ConfigError(
+                f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}"
+            )
+        self._explicit = _Overrides(limits, boundary, analysis, list(effects or []), isolation)
         self._analyses: dict[tuple[str, bool | None], Analysis] = {}
         loaded = self.config_file.current()
         self.config = loaded.config
@@ -102,7 +111,7 @@ class Fabric:
         register_file_tools(self.providers, self.workspace)
         register_context_tools(self.providers, self.context)
         self._register_memory_tools()
-        self._sandbox = Sandbox(limits=self.limits, spares=spares)
+        self._sandbox = Sandbox(limits=self.limits, spares=spares, isolation=self.isolation)
         self._closed = False
 
     def _apply(self, loaded: Loaded) -> None:
@@ -118,6 +127,7 @@ class Fabric:
             boundary = boundary.model_copy(update={"read_offload_threshold": max(256, threshold)})
         self.boundary.config = boundary
         self.limits = explicit.limits or config.limits()
+        self.isolation: Isolation = explicit.isolation or config.isolation
         options = explicit.analysis or config.analysis()
         self.analysis_options = options.model_copy(
             update={"read_bytes": boundary.read_offload_threshold}
@@ -183,6 +193,7 @@ class Fabric:
         self._refresh()
         if not self.config.enabled:
             return disabled()
+        await self._sandbox.set_isolation(self.isolation)
         limits = self.limits
         overrides = {
             k: v for k, v in (("timeout_s", timeout), ("memory_mb", memory_mb)) if v is not None
@@ -294,6 +305,40 @@ class Fabric:
         for func in (summarize, status, remember, recall, forget):
             self.providers.register("ctx", func.__name__, store_errors(func), replace=True)
 
+    @property
+    def layers(self) -> tuple[Layer, ...]:
+        """The isolation layers of this session's sandbox, as its zygote reports them (empty
+        until the session has started)."""
+        return self._sandbox.layers
+
+    async def doctor(self) -> DoctorReport:
+        """``fabric doctor``: each isolation layer, and probes run inside a real worker with the
+        language layer bypassed (reading and writing outside the workspace, writing the
+        workspace, reading a blob of the store, connecting to a listener on 127.0.0.1, ``fork``,
+        ``exec``, signalling the host). ``ok`` only when every probe was denied."""
+        if self._closed:
+            raise FabricClosed("this Fabric session is closed")
+        await self._sandbox.set_isolation(self.isolation)
+        store_file = None
+        store = self.boundary.store
+        if store is not None:
+            probe = b"fabric doctor: a stored blob that no worker may read\n"
+            entry = await asyncio.to_thread(store.put, probe, tool="fabric.doctor")
+            store_file = store.blob_path(entry.handle)
+        return await self._sandbox.doctor(workspace=self.workspace.root, store_file=store_file)
+
+    def isolation_report(self, *, detail: bool = False) -> dict[str, Any]:
+        """The isolation mode and which layers are active (with what each does, on request)."""
+        layers = self.layers
+        report: dict[str, Any] = {
+            "mode": self.isolation,
+            "active": [layer.name for layer in layers if layer.active],
+            "inactive": [layer.name for layer in layers if not layer.active],
+        }
+        if detail:
+            report["layers"] = [layer.model_dump() for layer in layers]
+        return report
+
     def status(self, *, scope: str = "session", detail: str = "compact") -> dict[str, Any]:
         """``ctx_status``: what Fabric did for the context (this session, or ``lifetime``)."""
         if scope not in ("session", "lifetime") or detail not in ("compact", "full"):
@@ -308,6 +353,7 @@ class Fabric:
                 "bytes": usage.bytes,
                 "max_bytes": usage.max_bytes,
             }
+        report["isolation"] = self.isolation_report(detail=detail == "full")
         if detail == "full":
             failure = [self.events.failure] if self.events.failure else []
             report["settings_warnings"] = self.warnings + failure
@@ -458,3 +504,4 @@ class _Overrides:
     boundary: BoundaryConfig | None
     analysis: Options | None
     effects: list[Any]
+    isolation: Isolation | None

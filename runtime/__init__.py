@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         SandboxUnavailable,
     )
     from runtime._execution import ProviderHost
+    from runtime._isolation import ISOLATIONS, DoctorReport, Isolation, Layer, Probe
     from runtime._models import (
         CallRecord,
         CompileIssue,
@@ -40,6 +41,11 @@ _EXPORTS = {
     "SandboxUnavailable": "runtime._errors",
     "NAMESPACES": "runtime.worker",
     "ProviderHost": "runtime._execution",
+    "ISOLATIONS": "runtime._isolation",
+    "DoctorReport": "runtime._isolation",
+    "Isolation": "runtime._isolation",
+    "Layer": "runtime._isolation",
+    "Probe": "runtime._isolation",
     "CallRecord": "runtime._models",
     "CompileIssue": "runtime._models",
     "PolicyApplied": "runtime._models",
@@ -54,14 +60,19 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "ISOLATIONS",
     "NAMESPACES",
     "CallRecord",
     "CompileIssue",
+    "DoctorReport",
     "ErrorKind",
     "ExecError",
     "ExecResult",
+    "Isolation",
+    "Layer",
     "Limits",
     "PolicyApplied",
+    "Probe",
     "ProviderCallError",
     "ProviderHost",
     "ReadError",

@@ -305,6 +305,43 @@ def failed_result(
     )
 
 
+_PROBE_LIMITS = Limits(timeout_s=10, memory_mb=64)
+
+
+async def probe(worker: Worker, targets: dict[str, Any]) -> list[dict[str, Any]]:
+    """Send the doctor's probe request to ``worker`` and collect its raw answers.
+
+    The worker answers in two frames, the second after its ``exec`` attempt; when the
+    connection ends between them, a program replaced the worker, so ``exec`` was not denied."""
+    request = {"op": "probe", "targets": targets, "limits": _PROBE_LIMITS.wire()}
+    answers: list[dict[str, Any]] = []
+    frames = 0
+    try:
+        worker.writer.write(_wire.encode_marshal(request))
+        async with asyncio.timeout(_PROBE_LIMITS.timeout_s + 5):
+            while frames < 2:
+                message = await _read_frame(worker.reader, 1024 * 1024)
+                if not isinstance(message, dict) or message.get("op") != "probed":
+                    break
+                frames += 1
+                answers.extend(a for a in message.get("probes") or [] if isinstance(a, dict))
+    except (asyncio.IncompleteReadError, ConnectionError):
+        if frames == 1:
+            answers.append(
+                {
+                    "name": "exec",
+                    "denied": False,
+                    "detail": "the worker's connection ended after its exec attempt: "
+                    "a program replaced it",
+                }
+            )
+    except (TimeoutError, ProtocolViolation):
+        pass
+    finally:
+        worker.kill()
+    return answers
+
+
 async def execute(
     worker: Worker, code: str, providers: ProviderHost, limits: Limits, *, render: bool = True
 ) -> ExecResult:

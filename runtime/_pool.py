@@ -1,4 +1,9 @@
-"""The host's view of the zygote: start it, fork workers through it, keep spares ready."""
+"""The host's view of the zygote: start it, fork workers through it, keep spares ready.
+
+The zygote starts from a scrubbed environment (``python -I``, no variables but ``LC_ALL`` and
+``TZ``): nothing of the host's environment, config or credentials is in any worker to steal.
+Workers are killed through the zygote, which knows their PIDs in its own PID namespace.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,48 @@ import contextlib
 import itertools
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from runtime._errors import SandboxClosed, SandboxUnavailable
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
-_CONTROL_MAX = 4096
+_CONTROL_MAX = 16 * 1024
 _STREAM_LIMIT = 16 * 1024 * 1024  # read big frames without flow-control stalls
+
+
+_BOOT = (
+    "import os, sys; sys.path[:0] = sys.argv[1].split(os.pathsep); "
+    "from runtime.worker._zygote import main; main(sys.argv[2:])"
+)
+
+
+def _boot_path() -> str:
+    """Where the zygote finds the runtime and its two dependencies, whatever the host's setup
+    (``python -I`` ignores ``PYTHONPATH`` and the current folder)."""
+    import RestrictedPython
+
+    folders = [_PACKAGE_ROOT, str(Path(RestrictedPython.__file__).resolve().parent.parent)]
+    try:
+        import pyseccomp
+    except (ImportError, RuntimeError, OSError):
+        pass
+    else:
+        folders.append(str(Path(pyseccomp.__file__).resolve().parent))
+    return os.pathsep.join(dict.fromkeys(folders))
+
+
+_KEPT_ENV = ("TZ",)
+
+
+def _zygote_environment() -> dict[str, str]:
+    env = {"LC_ALL": "C.UTF-8"}
+    env.update({k: os.environ[k] for k in _KEPT_ENV if k in os.environ})
+    return env
 
 
 class Worker:
@@ -26,16 +61,18 @@ class Worker:
 
     def __init__(
         self,
-        pid: int,
+        worker_id: int,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         exit_status: asyncio.Future[int],
+        kill: Callable[[int], None],
     ) -> None:
-        self.pid = pid
+        self.id = worker_id
         self.reader = reader
         self.writer = writer
         self.exit_status = exit_status
         self.killed = False
+        self._kill = kill
 
     @property
     def alive(self) -> bool:
@@ -44,8 +81,7 @@ class Worker:
     def kill(self) -> None:
         if self.alive and not self.killed:
             self.killed = True
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self.pid, signal.SIGKILL)
+            self._kill(self.id)
 
     def discard(self) -> None:
         self.kill()
@@ -55,7 +91,13 @@ class Worker:
 class WorkerPool:
     """Starts the zygote, forks workers on demand and keeps ``spares`` forked in advance."""
 
-    def __init__(self, *, spares: int = 2) -> None:
+    def __init__(
+        self, *, spares: int = 2, isolation: str = "full", without: tuple[str, ...] = ()
+    ) -> None:
+        self.isolation = isolation
+        self.without = without
+        self.layers: list[dict[str, Any]] = []
+        """The zygote's report of each isolation layer (filled in by ``start``)."""
         self._spares_wanted = spares
         self._spares: list[Worker] = []
         self._ids = itertools.count(1)
@@ -71,15 +113,14 @@ class WorkerPool:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PACKAGE_ROOT, env.get("PYTHONPATH")]))
+        argv = [sys.executable, "-I", "-c", _BOOT, _boot_path(), str(child_end.fileno())]
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "runtime.worker", str(child_end.fileno())],
+                [*argv, self.isolation, ",".join(self.without)],
                 pass_fds=(child_end.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
-                env=env,
+                env=_zygote_environment(),
                 start_new_session=True,
             )
         except OSError as exc:
@@ -114,19 +155,20 @@ class WorkerPool:
     def _on_control(self, message: dict[str, Any]) -> None:
         op = message.get("op")
         if op == "ready" and self._ready is not None and not self._ready.done():
+            self.layers = list(message.get("layers") or [])
             self._ready.set_result(int(message["pid"]))
         elif op == "forked":
-            pid = int(message["pid"])
-            self._exits[pid] = asyncio.get_running_loop().create_future()
-            future = self._forks.pop(int(message["id"]), None)
+            worker_id = int(message["id"])
+            self._exits[worker_id] = asyncio.get_running_loop().create_future()
+            future = self._forks.pop(worker_id, None)
             if future is not None and not future.done():
-                future.set_result(pid)
+                future.set_result(worker_id)
         elif op == "error":
             future = self._forks.pop(int(message["id"]), None)
             if future is not None and not future.done():
                 future.set_exception(SandboxUnavailable(str(message.get("message"))))
         elif op == "exited":
-            exit_future = self._exits.pop(int(message["pid"]), None)
+            exit_future = self._exits.pop(int(message["id"]), None)
             if exit_future is not None and not exit_future.done():
                 exit_future.set_result(int(message["status"]))
 
@@ -168,12 +210,25 @@ class WorkerPool:
         finally:
             worker_end.close()
         try:
-            pid = await future
+            worker_id = await future
             reader, writer = await asyncio.open_unix_connection(sock=host_end, limit=_STREAM_LIMIT)
         except BaseException:
             host_end.close()
             raise
-        return Worker(pid, reader, writer, self._exits.get(pid) or _done(loop, -1))
+        exit_status = self._exits.get(worker_id) or _done(loop, -1)
+        return Worker(worker_id, reader, writer, exit_status, self._kill)
+
+    def _kill(self, worker_id: int) -> None:
+        """Ask the zygote to SIGKILL a worker (a datagram: it never blocks the loop long)."""
+        if self._ctrl is None:
+            return
+        with contextlib.suppress(OSError):
+            self._ctrl.send(json.dumps({"op": "kill", "id": worker_id}).encode())
+
+    @property
+    def zygote_pid(self) -> int | None:
+        """The PID (on the host) of the process this pool started, while it runs."""
+        return self._process.pid if self._process is not None else None
 
     async def acquire(self) -> Worker:
         """A ready worker: a spare if one is alive, else a fresh fork.

@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from types import TracebackType
+from typing import Any
 
+from runtime import _doctor
 from runtime._errors import SandboxClosed, SandboxUnavailable
-from runtime._execution import ProviderHost, execute, failed_result
+from runtime._execution import ProviderHost, execute, failed_result, probe
+from runtime._isolation import (
+    ISOLATIONS,
+    LANGUAGE_LAYER,
+    MINIMAL_WARNING,
+    DoctorReport,
+    Isolation,
+    Layer,
+    refusal,
+)
 from runtime._models import ExecError, ExecResult, Limits, Timings
 from runtime._pool import Worker, WorkerPool
+from runtime.worker import OPTIONAL_LAYERS, PROBES
 
 MAX_CODE_BYTES = 1024 * 1024
 
@@ -18,14 +31,58 @@ class Sandbox:
 
     >>> async with Sandbox() as sandbox:
     ...     result = await sandbox.execute("return 1 + 1", providers=my_providers)
+
+    ``isolation="full"`` (the default) requires the kernel layer (seccomp at least) and refuses
+    every snippet without it; ``"minimal"`` runs without it and warns on every result.
     """
 
-    def __init__(self, *, limits: Limits | None = None, spares: int = 2) -> None:
+    def __init__(
+        self,
+        *,
+        limits: Limits | None = None,
+        spares: int = 2,
+        isolation: Isolation = "full",
+        without: tuple[str, ...] = (),
+    ) -> None:
+        if isolation not in ISOLATIONS:
+            raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}")
+        unknown = set(without) - set(OPTIONAL_LAYERS)
+        if unknown:
+            raise ValueError(f"without: unknown layers {sorted(unknown)}; one of {OPTIONAL_LAYERS}")
         self.limits = limits or Limits()
         self._spares = spares
-        self._pool = WorkerPool(spares=spares)
+        self._isolation: Isolation = isolation
+        self._without = tuple(without)
+        """Kernel layers switched off, to prove the others hold alone or measure each one's cost
+        (tests and benchmarks only: without seccomp, ``full`` refuses to run snippets)."""
+        self._pool = self._new_pool()
         self._started = False
         self._closed = False
+
+    @property
+    def isolation(self) -> Isolation:
+        return self._isolation
+
+    async def set_isolation(self, isolation: Isolation) -> None:
+        """Switch isolation; the next execution starts a new zygote under it."""
+        if isolation not in ISOLATIONS:
+            raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}")
+        if isolation == self._isolation:
+            return
+        self._isolation = isolation
+        await self._restart()
+
+    @property
+    def layers(self) -> tuple[Layer, ...]:
+        """Each isolation layer as the running zygote reports it (empty before ``start``)."""
+        if not self._pool.layers:
+            return ()
+        return tuple(Layer.model_validate(row) for row in [*self._pool.layers, LANGUAGE_LAYER])
+
+    @property
+    def zygote_pid(self) -> int | None:
+        """The host PID of the process that forks workers, while it runs."""
+        return self._pool.zygote_pid
 
     async def start(self) -> None:
         if self._closed:
@@ -33,6 +90,24 @@ class Sandbox:
         if not self._started:
             await self._pool.start()
             self._started = True
+
+    def _new_pool(self) -> WorkerPool:
+        return WorkerPool(spares=self._spares, isolation=self._isolation, without=self._without)
+
+    async def _restart(self) -> None:
+        await self._pool.close()
+        self._pool = self._new_pool()
+        if self._started and not self._closed:
+            await self._pool.start()
+
+    async def _worker(self) -> Worker:
+        await self.start()
+        try:
+            return await self._pool.acquire()
+        except SandboxUnavailable:
+            # The zygote died (killed from outside, say): start a new one, once.
+            await self._restart()
+            return await self._pool.acquire()
 
     async def execute(
         self,
@@ -58,20 +133,40 @@ class Sandbox:
             )
             return failed_result(code, error, Timings())
         await self.start()
+        refused = refusal(self._isolation, self.layers)
+        if refused is not None:
+            return failed_result(code, refused, Timings())
+        worker = await self._worker()
         try:
-            worker = await self._pool.acquire()
-        except SandboxUnavailable:
-            # The zygote died (killed from outside, say): start a new one, once.
-            await self._pool.close()
-            self._pool = WorkerPool(spares=self._spares)
-            await self._pool.start()
-            worker = await self._pool.acquire()
-        try:
-            return await execute(worker, code, providers, limits or self.limits, render=render)
+            result = await execute(worker, code, providers, limits or self.limits, render=render)
         finally:
             # The worker has answered (or failed and been killed): retiring it and forking the
             # next spare wait one turn of the loop, so the caller gets its result first.
             asyncio.get_running_loop().call_soon(self._retire, worker)
+        if self._isolation == "minimal":
+            result = result.model_copy(update={"warnings": (*result.warnings, MINIMAL_WARNING)})
+        return result
+
+    async def doctor(self, *, workspace: Path, store_file: Path | None = None) -> DoctorReport:
+        """Run every probe of :mod:`runtime.worker._probes` inside a real worker.
+
+        ``store_file`` is a file of the store (a blob) the worker must not be able to read."""
+        await self.start()
+
+        async def run(targets: dict[str, Any]) -> list[dict[str, Any]]:
+            worker = await self._worker()
+            try:
+                return await probe(worker, targets)
+            finally:
+                asyncio.get_running_loop().call_soon(self._retire, worker)
+
+        probes = await _doctor.run_probes(run, Path(workspace), store_file, PROBES)
+        return DoctorReport(
+            ok=all(p.denied for p in probes),
+            isolation=self._isolation,
+            layers=self.layers,
+            probes=tuple(probes),
+        )
 
     def _retire(self, worker: Worker) -> None:
         worker.discard()

@@ -268,6 +268,12 @@ class Store:
             next_offset=end if end < entry.bytes else None,
         )
 
+    def blob_path(self, ref: str) -> Path:
+        """The file that holds an entry's bytes (for integrity tools and ``fabric doctor``)."""
+        with self._db.read() as conn:
+            entry = self._find(conn, ref)
+        return self._blobs.path(entry.sha256)
+
     def iter_bytes(self, ref: str) -> Iterator[bytes]:
         """The content in pieces of 4 MiB, read ahead in a thread, every 64 KiB chunk checked
         against its CRC32: the way to scan a large entry (``search`` and queries use it)."""

@@ -358,6 +358,10 @@ def status_text(report: dict[str, Any]) -> str:
         lines.append(
             f"store: {store['entries']} entries, {store['bytes']} of {store['max_bytes']} bytes"
         )
+    isolation = get("isolation")
+    if isolation:
+        off = f"; off: {', '.join(isolation['inactive'])}" if isolation["inactive"] else ""
+        lines.append(f"isolation {isolation['mode']}: {', '.join(isolation['active'])}{off}")
     notes = get("settings_warnings")
     if notes:
         lines.append("settings warnings: " + "; ".join(notes))

@@ -194,7 +194,7 @@ class Boundary:
                 "policy_applied": applied,
                 "handle": handle,
                 "logs_handle": logs_handle,
-                "warnings": tuple(warnings or ()),
+                "warnings": (*result.warnings, *(warnings or ())),
             }
         )
 

@@ -4,8 +4,18 @@
 The host side lives in :mod:`runtime`; nothing here imports it.
 """
 
+from runtime.worker._confine import ISOLATION_MODES, OPTIONAL_LAYERS
 from runtime.worker._policy import CompileProblem, compile_snippet
+from runtime.worker._probes import PROBES
 from runtime.worker._sandbox import NAMESPACES
 from runtime.worker._wire import WireError
 
-__all__ = ["NAMESPACES", "CompileProblem", "WireError", "compile_snippet"]
+__all__ = [
+    "ISOLATION_MODES",
+    "NAMESPACES",
+    "OPTIONAL_LAYERS",
+    "PROBES",
+    "CompileProblem",
+    "WireError",
+    "compile_snippet",
+]

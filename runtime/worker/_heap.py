@@ -14,6 +14,7 @@ compete with it for the CPU.
 
 from __future__ import annotations
 
+import os
 import select
 import socket
 
@@ -32,11 +33,13 @@ _PAUSE_MS = 2
 _MAX_PAUSE_MS = 64
 
 
-def _others_running() -> bool:
-    """Whether anything but this process is runnable now (``/proc/loadavg``'s running count)."""
+def _others_running(load: int) -> bool:
+    """Whether anything but this process is runnable now (``/proc/loadavg``'s running count,
+    read through ``load``, a descriptor opened before the worker locked itself down)."""
+    if load < 0:
+        return False
     try:
-        with open("/proc/loadavg", "rb") as f:
-            running = int(f.read().split()[3].split(b"/")[0])
+        running = int(os.pread(load, 128, 0).split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
         return False
     return running > 1
@@ -48,6 +51,14 @@ class Heap:
     def __init__(self) -> None:
         self._pins: list[bytes] = []
         self.bytes = 0
+        self._load = -1
+
+    def watch_load(self) -> None:
+        """Open ``/proc/loadavg`` now, while this worker may still open files."""
+        try:
+            self._load = os.open("/proc/loadavg", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self._load = -1
 
     def fill(self, sock: socket.socket, mb: int = HEAP_MB, idle_ms: int = IDLE_MS) -> None:
         """Once ``sock`` has stayed quiet for ``idle_ms``, fault in up to ``mb`` MiB of arenas,
@@ -65,7 +76,7 @@ class Heap:
         chunks: list[list[bytes]] = []  # all alive until the end, or freed blocks get reused
         pause = _PAUSE_MS
         while len(chunks) < mb:
-            if _others_running():  # a snippet is running: do not slow it down
+            if _others_running(self._load):  # a snippet is running: do not slow it down
                 if waiter.poll(pause):
                     break
                 pause = min(pause * 2, _MAX_PAUSE_MS)

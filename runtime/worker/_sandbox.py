@@ -1,12 +1,14 @@
 """The worker process: confine itself, wait for one snippet, run it, report, exit.
 
-``serve(sock, prepared)`` runs in a freshly forked child. Before the snippet arrives it closes
-every file descriptor but the protocol socket, leaves the parent's session, drops root to
-``nobody`` when it has it, and forbids new processes, file writes and core dumps; a spare then
-rehearses an execution and fills its heap. When the ``exec`` message arrives it applies the
-execution's CPU, memory and wall-clock limits, runs the snippet (compiled by the host, or here)
-on an asyncio loop with provider calls going to the host, and sends back exactly one ``result``
-message. Each worker serves one execution only.
+``serve(sock, prepared, kernel)`` runs in a freshly forked child. Before the snippet arrives it
+isolates itself (its own session, no descriptors but the protocol socket, no capabilities or
+``nobody``, no new processes, file writes or core dumps); a spare then rehearses an execution;
+then the worker locks itself down (``no_new_privs``, Landlock, seccomp: see
+:mod:`runtime.worker._confine`) and a spare fills its heap. When the ``exec`` message arrives
+it applies the execution's CPU, memory and wall-clock limits, runs the snippet (compiled by the
+host, or here) on an asyncio loop with provider calls going to the host, and sends back exactly
+one ``result`` message. A ``probe`` message (``fabric doctor``) runs the fixed probes of
+:mod:`runtime.worker._probes` instead. Each worker serves one request only.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ import time
 from types import CodeType, CoroutineType, TracebackType
 from typing import Any, NoReturn
 
-from runtime.worker import _wire
+from runtime.worker import _probes, _wire
 from runtime.worker._channel import CallLimitError, Channel, HostLink, Namespace
+from runtime.worker._confine import Kernel
 from runtime.worker._guards import (
     PolicyError,
     SnippetClasses,
@@ -47,8 +50,6 @@ from runtime.worker._policy import FILENAME, MAIN, CompileProblem, compile_snipp
 
 NAMESPACES = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
 MAX_EXEC_MESSAGE = 64 * 1024 * 1024
-_NOBODY = 65534
-_MAX_FDS = 16
 _REQUEST_BUFFER = 64 * 1024
 
 
@@ -85,28 +86,6 @@ class Output:
 
     def text(self) -> str:
         return "".join(self._parts)
-
-
-def confine(sock: socket.socket) -> None:
-    """Everything that does not depend on the execution's own limits."""
-    os.setsid()
-    keep = sock.fileno()  # >= 3: the zygote keeps 0-2 open, so received fds land above
-    os.closerange(0, keep)
-    os.closerange(keep + 1, 1 << 16)
-    null = os.open(os.devnull, os.O_RDWR)  # fd 0: keeps 0-2 from being reused by sockets
-    for fd in (1, 2):
-        os.dup2(null, fd)
-    sys.stdin = sys.stdout = sys.stderr = None
-    if os.geteuid() == 0:
-        os.setgroups([])
-        os.setgid(_NOBODY)
-        os.setuid(_NOBODY)
-    for limit, value in (
-        (resource.RLIMIT_NPROC, 0),
-        (resource.RLIMIT_FSIZE, 0),
-        (resource.RLIMIT_CORE, 0),
-    ):
-        resource.setrlimit(limit, (value, value))
 
 
 def _address_space() -> int:
@@ -414,37 +393,74 @@ async def _connect(sock: socket.socket) -> HostLink:
     return link
 
 
-async def _serve(sock: socket.socket, prepared: Prepared, *, spare: bool) -> None:
+async def _serve(sock: socket.socket, prepared: Prepared, kernel: Kernel, *, spare: bool) -> None:
     if spare:  # time to spare: make the real run find its pages its own
         await prepared.rehearse()
-    resource.setrlimit(resource.RLIMIT_NOFILE, (_MAX_FDS, _MAX_FDS))
     link = await _connect(sock)
     # Measured before the heap is filled: the heap is part of the snippet's memory.
     address_space = _address_space()
-    if spare:
+    prepared.heap.watch_load()  # opened now: once locked, the worker opens nothing
+    kernel.lock()
+    if spare and not kernel.failure:
         prepared.heap.fill(sock)
     request = _wire.receive_frame(
         sock, prepared.buffer, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True
     )
-    if int(request["limits"]["memory_mb"]) < 4 * HEAP_MB:
-        prepared.heap.release()  # its free blocks would take the snippet past a small limit
-    apply_limits(request["limits"], address_space)
-    result = await _run(link, request, prepared)
-    await _wire.write_frame(link, _encode_result(result, request["limits"]))
+    if request.get("op") == "probe":
+        apply_limits(request["limits"], address_space)
+        await _probe(link, request, kernel)
+    else:
+        if int(request["limits"]["memory_mb"]) < 4 * HEAP_MB:
+            prepared.heap.release()  # its free blocks would take the snippet past a small limit
+        apply_limits(request["limits"], address_space)
+        if kernel.failure:
+            result = _unconfined(kernel.failure)
+        else:
+            result = await _run(link, request, prepared)
+        await _wire.write_frame(link, _encode_result(result, request["limits"]))
     # Stay until the host hangs up: closing with replies still unread would reset the
     # connection and could cost the host the result it has not read yet.
     await link.closed
 
 
-def serve(sock: socket.socket, prepared: Prepared, *, spare: bool = True) -> NoReturn:
-    """Main of a forked worker, given the zygote's ``Prepared``. Never returns.
+def _unconfined(failure: str) -> dict[str, Any]:
+    """The answer of a worker that must not run its snippet: it could not confine itself."""
+    return {
+        "op": "result",
+        "ok": False,
+        "timings": {"compile_ms": 0.0, "run_ms": 0.0},
+        "logs": "",
+        "error": _error("policy", f"{failure}; the snippet was not run", type_name="Isolation"),
+    }
+
+
+async def _probe(link: HostLink, request: dict[str, Any], kernel: Kernel) -> None:
+    """Run the doctor's probes with the language layer bypassed, then try ``exec`` last.
+
+    The first frame carries every probe but ``exec``; the second, ``exec``'s own result. A host
+    that gets the first and then loses the connection knows ``exec`` replaced the worker."""
+    targets: dict[str, Any] = request["targets"]
+    found = [_probes.run(name, targets.get(name)) for name in _probes.PROBES if name != "exec"]
+    note = kernel.failure
+    await _wire.write_frame(
+        link, _wire.encode_json({"op": "probed", "probes": found, "note": note})
+    )
+    last = _probes.try_exec(str(targets["exec"]))
+    await _wire.write_frame(link, _wire.encode_json({"op": "probed", "probes": [last]}))
+
+
+def serve(
+    sock: socket.socket, prepared: Prepared, kernel: Kernel, *, spare: bool = True
+) -> NoReturn:
+    """Main of a forked worker, given the zygote's ``Prepared`` and ``Kernel``. Never returns.
 
     A ``spare`` rehearses and fills its heap while it waits; a worker forked for a request
     that is already on its way skips both, since nothing would be gained by them."""
     status = 0
     try:
-        confine(sock)
-        asyncio.new_event_loop().run_until_complete(_serve(sock, prepared, spare=spare))
+        kernel.isolate(sock.fileno())
+        sys.stdin = sys.stdout = sys.stderr = None
+        asyncio.new_event_loop().run_until_complete(_serve(sock, prepared, kernel, spare=spare))
     except BaseException:
         status = 70
     finally:

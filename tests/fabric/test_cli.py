@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from runtime.worker import PROBES
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -78,3 +80,28 @@ def test_bad_limit_is_a_usage_error() -> None:
     done = fabric("exec", "--memory", "1", "-", stdin="return 1")
     assert done.returncode == 2
     assert "memory_mb" in done.stderr
+
+
+def test_doctor_json_lists_layers_and_probes_and_exits_zero(tmp_path: Path) -> None:
+    """`fabric doctor --json`: every probe denied, exit status 0, the documented shape."""
+    done = fabric("doctor", "--json", "--workspace", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["ok"] is True
+    assert {"name", "active", "detail"} <= set(report["layers"][0])
+    assert [p["name"] for p in report["probes"]] == list(PROBES)
+    assert all(p["denied"] for p in report["probes"])
+
+
+def test_doctor_exits_one_when_something_is_not_contained(tmp_path: Path) -> None:
+    """Under minimal isolation the doctor shows what a worker can reach, and exits 1."""
+    done = fabric("doctor", "--isolation", "minimal", "--workspace", str(tmp_path))
+    assert done.returncode == 1
+    assert "not contained:" in done.stdout and "read_outside" in done.stdout
+
+
+def test_settings_lists_the_isolation_layers(tmp_path: Path) -> None:
+    """`fabric settings --json` includes each layer and whether it is active."""
+    done = fabric("settings", "--json", "--workspace", str(tmp_path))
+    layers = json.loads(done.stdout)["layers"]
+    assert any(layer["name"] == "seccomp" and layer["active"] for layer in layers)

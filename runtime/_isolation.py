@@ -1,0 +1,87 @@
+"""What the sandbox's isolation layers are, and what it does when the kernel layer is missing.
+
+Fabric fails closed: under ``isolation="full"`` (the default) a snippet runs only in a worker
+that loaded the seccomp filter; on a kernel without seccomp every execution is refused with an
+error that says how to fix it. ``isolation="minimal"`` runs snippets without the kernel layer
+(no seccomp, Landlock or namespaces) and puts :data:`MINIMAL_WARNING` on every result.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from runtime._models import ExecError
+
+Isolation = Literal["full", "minimal"]
+ISOLATIONS: tuple[Isolation, ...] = ("full", "minimal")
+
+MINIMAL_WARNING = (
+    'isolation is "minimal": this snippet ran without the kernel layer (no seccomp, Landlock '
+    "or namespaces), so only the language layer stood between it and the host; set "
+    '"isolation": "full" on a kernel with seccomp'
+)
+
+LANGUAGE_LAYER = {
+    "name": "language",
+    "active": True,
+    "detail": "RestrictedPython policy; values checked where they enter the snippet (attribute, "
+    "item, call and iteration results, exception attributes); imports only through vetted "
+    "facades; an audit hook refuses files, processes, sockets and imports",
+}
+
+
+class Layer(BaseModel):
+    """One isolation layer and whether it is in force."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    """``seccomp``, ``landlock``, ``user_namespace``, ``rlimits``..."""
+    active: bool
+    detail: str
+    """What it does on this machine (kernel ABI, filter size, uid map), or why it is off."""
+
+
+class Probe(BaseModel):
+    """One thing a worker with the language layer bypassed tried to do to the host."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    denied: bool
+    """Whether the attempt failed, as it must."""
+    detail: str
+
+
+class DoctorReport(BaseModel):
+    """``fabric doctor``: the layers, and the probes run inside a real worker."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ok: bool
+    """True only when every probe was denied."""
+    isolation: Isolation
+    layers: tuple[Layer, ...]
+    probes: tuple[Probe, ...]
+
+
+def active(layers: tuple[Layer, ...], name: str) -> bool:
+    return any(layer.name == name and layer.active for layer in layers)
+
+
+def refusal(isolation: Isolation, layers: tuple[Layer, ...]) -> ExecError | None:
+    """The error every execution gets when ``full`` isolation cannot be had, else None."""
+    if isolation != "full" or active(layers, "seccomp"):
+        return None
+    why = next((layer.detail for layer in layers if layer.name == "seccomp"), "not reported")
+    return ExecError(
+        kind="policy",
+        type="IsolationUnavailable",
+        message=f"the kernel layer is unavailable (seccomp: {why}), so Fabric refuses to run "
+        "snippets",
+        hint="install libseccomp (Debian and Ubuntu: libseccomp2) on a Linux kernel with seccomp, "
+        'or set "isolation": "minimal" in .fabric/config.json to run with the language layer '
+        "only (every result then says so); `fabric doctor` shows each layer",
+    )

@@ -1,0 +1,121 @@
+"""The doctor's probes: what a worker can do to the host once the language layer is gone.
+
+Each probe is fixed code of the runtime, run inside a real, fully confined worker in place of
+a snippet: it calls the operating system directly (``os.open``, ``socket``, ``os.fork``...), as
+code that had escaped RestrictedPython would. The host chooses the targets so that only the
+kernel layer stands in the way: a file outside the workspace that the worker's uid may read, a
+world-writable folder outside the workspace, a blob of the store, a TCP listener on
+127.0.0.1, the host's own PID. A probe is ``denied`` when the operation failed.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+from collections.abc import Callable
+from typing import Any
+
+PROBES = (
+    "read_outside",
+    "write_outside",
+    "write_workspace",
+    "read_store",
+    "network_connect",
+    "fork",
+    "signal_host",
+    "environment",
+    "exec",
+)
+"""Every probe, in the order they run (``exec`` last: if it worked, the worker is gone)."""
+
+
+def _refused(exc: OSError) -> str:
+    name = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+    return f"{name}: {exc.strerror or exc}"
+
+
+def _read(path: str) -> str:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        data = os.read(fd, 64)
+    finally:
+        os.close(fd)
+    return f"read {len(data)} bytes of {path}"
+
+
+def _write(folder: str) -> str:
+    path = os.path.join(folder, f"fabric-doctor-probe-{os.getpid()}")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, b"the sandbox let a worker write here\n")
+    finally:
+        os.close(fd)
+    return f"created {path}"
+
+
+def _connect(address: list[Any]) -> str:
+    host, port = str(address[0]), int(address[1])
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(2)
+        sock.connect((host, port))
+        sock.sendall(b"fabric doctor probe\n")
+    return f"connected to {host}:{port}"
+
+
+def _fork(_: object) -> str:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return f"forked process {pid}"
+
+
+def _signal(pid: Any) -> str:
+    os.kill(int(pid), 0)  # signal 0: only the permission check, nothing is delivered
+    return f"may signal host process {pid}"
+
+
+class _Held(Exception):
+    """A probe found its target out of reach without the operating system refusing a call."""
+
+
+def _environment(allowed: Any) -> str:
+    leaked = sorted(set(os.environ) - set(allowed or ()))
+    if leaked:
+        return "the worker sees the host's " + ", ".join(leaked)
+    raise _Held("nothing of the host's environment: " + (", ".join(sorted(os.environ)) or "empty"))
+
+
+_RUNNERS: dict[str, Callable[[Any], str]] = {
+    "read_outside": _read,
+    "write_outside": _write,
+    "write_workspace": _write,
+    "read_store": _read,
+    "network_connect": _connect,
+    "fork": _fork,
+    "signal_host": _signal,
+    "environment": _environment,
+}
+
+
+def run(name: str, target: Any) -> dict[str, Any]:
+    """Try one probe against ``target``; never raises."""
+    try:
+        done = _RUNNERS[name](target)
+    except OSError as exc:
+        return {"name": name, "denied": True, "detail": _refused(exc)}
+    except _Held as held:
+        return {"name": name, "denied": True, "detail": str(held)}
+    except Exception as exc:  # a probe that could not even be tried is not a denial
+        return {"name": name, "denied": False, "detail": f"probe failed: {exc!r}"[:300]}
+    return {"name": name, "denied": False, "detail": done}
+
+
+def try_exec(executable: str) -> dict[str, Any]:
+    """Try to replace this process with ``executable``; returns only when that was refused."""
+    try:
+        os.execv(executable, [executable, "-c", "pass"])
+    except OSError as exc:
+        return {"name": "exec", "denied": True, "detail": _refused(exc)}
+    raise AssertionError("unreachable")  # pragma: no cover

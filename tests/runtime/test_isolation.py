@@ -1,0 +1,219 @@
+"""The kernel layer holds on its own: probes run inside real workers with the language layer
+bypassed, each kernel layer alone, fail-closed behaviour, and a host that is not root."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from runtime import DoctorReport, ProviderHost, Sandbox
+from runtime.worker import OPTIONAL_LAYERS, PROBES
+
+
+class _NoProviders:
+    def catalog(self) -> dict[str, list[str]]:
+        return {}
+
+    async def call(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+NO_PROVIDERS: ProviderHost = _NoProviders()
+
+
+def denials(report: DoctorReport) -> dict[str, str]:
+    """Probe name -> detail, for every probe the worker was NOT denied."""
+    return {p.name: p.detail for p in report.probes if not p.denied}
+
+
+async def doctor(tmp_path: Path, **kwargs: object) -> DoctorReport:
+    store_file = tmp_path / ".fabric" / "store" / "blob"
+    store_file.parent.mkdir(parents=True)
+    store_file.write_text("stored\n")
+    async with Sandbox(spares=0, **kwargs) as sandbox:  # type: ignore[arg-type]
+        return await sandbox.doctor(workspace=tmp_path, store_file=store_file)
+
+
+async def test_every_probe_is_denied_with_every_layer_on(tmp_path: Path) -> None:
+    """With full isolation, nothing a worker tries against the host works."""
+    report = await doctor(tmp_path)
+    assert [p.name for p in report.probes] == list(PROBES)
+    assert denials(report) == {}
+    assert report.ok
+    active = {layer.name for layer in report.layers if layer.active}
+    assert {"seccomp", "landlock", "no_new_privs", "rlimits", "environment"} <= active
+    seccomp = next(layer for layer in report.layers if layer.name == "seccomp")
+    assert "EPERM" in seccomp.detail and "BPF instructions" in seccomp.detail
+
+
+@pytest.mark.parametrize("alone", ["seccomp", "landlock"], ids=["seccomp alone", "landlock alone"])
+async def test_each_of_seccomp_and_landlock_holds_alone(tmp_path: Path, alone: str) -> None:
+    """Switch every other kernel layer off: this one still denies every probe."""
+    without = tuple(layer for layer in OPTIONAL_LAYERS if layer != alone)
+    report = await doctor(tmp_path, without=without)
+    assert denials(report) == {}, report.probes
+    expected = {"seccomp": "EPERM", "landlock": "EACCES"}[alone]
+    read = next(p for p in report.probes if p.name == "read_outside")
+    assert read.detail.startswith(expected)
+
+
+async def test_namespaces_alone_cut_the_network_and_hide_the_host(tmp_path: Path) -> None:
+    """Without seccomp and Landlock, the network namespace has no route and the PID namespace
+    has no host process to signal."""
+    report = await doctor(tmp_path, without=("seccomp", "landlock"))
+    by_name = {p.name: p for p in report.probes}
+    assert by_name["network_connect"].denied
+    assert by_name["network_connect"].detail.startswith("ENETUNREACH")
+    assert by_name["signal_host"].denied
+    assert by_name["signal_host"].detail.startswith("ESRCH")
+
+
+async def test_without_seccomp_full_isolation_refuses_to_run(tmp_path: Path) -> None:
+    """Fail closed: no seccomp, no snippet; the error names the fix."""
+    async with Sandbox(spares=0, without=("seccomp",)) as sandbox:
+        result = await sandbox.execute("return 1", providers=NO_PROVIDERS)
+    assert not result.ok and result.error is not None
+    assert result.error.type == "IsolationUnavailable"
+    assert result.error.kind == "policy"
+    assert '"isolation": "minimal"' in (result.error.hint or "")
+    assert result.calls == 0
+
+
+async def test_minimal_isolation_runs_and_says_so_on_every_result(tmp_path: Path) -> None:
+    """isolation="minimal" runs snippets without the kernel layer and warns each time."""
+    async with Sandbox(spares=0, isolation="minimal") as sandbox:
+        for _ in range(2):
+            result = await sandbox.execute("return 1 + 1", providers=NO_PROVIDERS)
+            assert result.ok and result.value == 2
+            assert any('isolation is "minimal"' in w for w in result.warnings)
+        assert not any(layer.active for layer in sandbox.layers if layer.name == "seccomp")
+
+
+async def test_minimal_isolation_is_what_the_doctor_says_it_is(tmp_path: Path) -> None:
+    """The doctor is not fooled: without the kernel layer, files outside are readable."""
+    report = await doctor(tmp_path, isolation="minimal")
+    assert not report.ok
+    assert "read_outside" in denials(report)
+
+
+async def test_the_host_environment_never_reaches_a_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A secret in the host's environment is not in the worker's."""
+    monkeypatch.setenv("FABRIC_TEST_SECRET_TOKEN", "hunter2")
+    report = await doctor(tmp_path)
+    environment = next(p for p in report.probes if p.name == "environment")
+    assert environment.denied, environment.detail
+    assert "FABRIC_TEST_SECRET_TOKEN" not in environment.detail
+
+
+async def test_a_worker_that_answers_nothing_counts_as_not_contained(tmp_path: Path) -> None:
+    """The doctor's verdicts come from the host's own checks: a file that appears is a
+    failure whatever the worker claims."""
+    report = await doctor(tmp_path, without=("seccomp", "landlock", "namespaces"))
+    if os.geteuid() == 0:  # workers are nobody: they cannot write the root-owned workspace
+        assert "write_outside" in denials(report)
+    else:
+        assert {"write_outside", "write_workspace", "read_store"} <= set(denials(report))
+
+
+# -- a host that is not root ----------------------------------------------------------------
+
+_UNPRIVILEGED_UID = 54321
+_HOST = """
+import asyncio, json, sys
+sys.path[:0] = json.loads(sys.argv[1])
+from fabric import Fabric
+
+async def main(workspace):
+    async with Fabric(workspace=workspace, spares=0) as fab:
+        report = await fab.doctor()
+        result = await fab.exec("return await tools.read(path='notes.txt')")
+        print(json.dumps({"doctor": report.model_dump(), "value": result.value}))
+
+asyncio.run(main(sys.argv[2]))
+"""
+
+
+def _as_user(uid: int, *argv: str) -> list[str]:
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *argv]
+
+
+def _interpreter_for(uid: int) -> str | None:
+    """A Python of this version that ``uid`` may run and re-run (the zygote is started with
+    ``sys.executable``; a venv whose interpreter lives under /root may not qualify)."""
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    check = (
+        f"import subprocess, sys; assert sys.version.startswith({version!r}); "
+        "subprocess.run([sys.executable, '-I', '-c', 'pass'], check=True)"
+    )
+    for candidate in (
+        sys.executable,
+        shutil.which(f"python{version}"),
+        f"/usr/bin/python{version}",
+    ):
+        if candidate is None:
+            continue
+        probe = subprocess.run(_as_user(uid, candidate, "-I", "-c", check), capture_output=True)
+        if probe.returncode == 0:
+            return candidate
+    return None
+
+
+@pytest.fixture
+def unprivileged_workspace() -> Iterator[Path]:
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run a host as an unprivileged user")
+    root = Path(tempfile.mkdtemp(prefix="fabric-unprivileged-"))
+    (root / "notes.txt").write_text("the host's own file\n")
+    for path in (root, root / "notes.txt"):
+        os.chown(path, _UNPRIVILEGED_UID, _UNPRIVILEGED_UID)
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_host_that_is_not_root_keeps_its_own_files_out_of_reach(
+    unprivileged_workspace: Path,
+) -> None:
+    """The kernel sees the host's own uid in the worker, yet the worker reads and writes
+    nothing: not the workspace, not the store, not files outside; providers still work."""
+    python = _interpreter_for(_UNPRIVILEGED_UID)
+    if python is None:
+        pytest.skip("no Python interpreter of this version is runnable by an unprivileged uid")
+    import fabric
+
+    repository = str(Path(fabric.__file__).resolve().parent.parent)
+    paths = [repository, *(p for p in sys.path if p and os.path.isdir(p))]
+    done = subprocess.run(
+        _as_user(
+            _UNPRIVILEGED_UID,
+            python,
+            "-I",
+            "-c",
+            _HOST,
+            json.dumps(paths),
+            str(unprivileged_workspace),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    report = DoctorReport.model_validate(out["doctor"])
+    assert denials(report) == {}
+    uid_layer = next(layer for layer in report.layers if layer.name == "unprivileged_uid")
+    assert not uid_layer.active and str(_UNPRIVILEGED_UID) in uid_layer.detail
+    assert out["value"] == "the host's own file\n"  # through the provider, on the host
+    assert (unprivileged_workspace / "notes.txt").read_text() == "the host's own file\n"
+    assert not list(unprivileged_workspace.glob("fabric-doctor-probe-*"))
