@@ -1,13 +1,17 @@
-"""The worker side of the sandbox: imports only the standard library and RestrictedPython.
+"""The worker side of the sandbox: imports only the standard library, RestrictedPython and
+libseccomp's binding.
 
 ``python -m runtime.worker FD`` starts the zygote that forks one worker per execution.
 The host side lives in :mod:`runtime`; nothing here imports it.
 """
 
 from runtime.worker._confine import ISOLATION_MODES, OPTIONAL_LAYERS
+from runtime.worker._errors import PolicyError, ToolError
+from runtime.worker._guards import Guards, SnippetClasses, make_guards
 from runtime.worker._policy import CompileProblem, compile_snippet
 from runtime.worker._probes import PROBES
 from runtime.worker._sandbox import NAMESPACES
+from runtime.worker._values import Admission
 from runtime.worker._wire import WireError
 
 __all__ = [
@@ -15,7 +19,13 @@ __all__ = [
     "NAMESPACES",
     "OPTIONAL_LAYERS",
     "PROBES",
+    "Admission",
     "CompileProblem",
+    "Guards",
+    "PolicyError",
+    "SnippetClasses",
+    "ToolError",
     "WireError",
     "compile_snippet",
+    "make_guards",
 ]

@@ -13,8 +13,8 @@ import difflib
 import itertools
 from typing import Any
 
-from runtime.worker import _wire
-from runtime.worker._guards import ToolError
+from runtime.worker import _audit, _wire
+from runtime.worker._errors import ToolError
 
 
 class CallLimitError(Exception):
@@ -50,7 +50,7 @@ class HostLink(asyncio.Protocol):
             end = _wire.HEADER.size + length
             if len(self._buffer) < end:
                 return
-            with memoryview(self._buffer) as view:
+            with memoryview(self._buffer) as view, _audit.trusted():
                 reply = _wire.decode(codec, view[_wire.HEADER.size : end], trust_marshal=True)
             del self._buffer[:end]
             future = self._pending.pop(reply["id"], None)

@@ -1,38 +1,50 @@
-"""Run-time guards that RestrictedPython's rewritten code calls, and the snippet's builtins.
+"""Run-time guards that the rewritten snippet calls (see :mod:`runtime.worker._policy`).
 
-The transformer turns ``a.b`` into ``_getattr_(a, "b")``, ``a[k]`` into ``_getitem_(a, k)``,
-``a.b = v`` into ``_write_(a).b = v``, iteration into ``_getiter_(x)`` and so on. Here those
-hooks refuse private names, interpreter internals (frames, code, tracebacks, generator and
-coroutine internals), modules, and ``str.format`` attribute walks; writes are allowed only on
-plain containers and on instances of classes the snippet itself defined.
+The transformer turns ``a.b`` into ``_getattr_(a, "b")``, ``a.b(x)`` into
+``_callattr_(a, "b", x)``, ``f(x)`` into ``_call_(f, x)`` (unless ``f`` is a builtin or a
+function of the snippet, whose results are the snippet's own), ``a[k]`` into
+``_getitem_(a, k)``, ``a.b = v`` into ``_write_(a).b = v``, iteration into ``_getiter_(x)``,
+and ``await x`` into ``_admit_(await x)``. Each hook refuses private names and interpreter
+internals by name, then passes whatever comes back through :class:`Admission`: the value
+decides, whatever route produced it. Attributes of exceptions are checked deeply, since an
+exception raised inside the runtime may carry what it was working on.
 
-Everything the snippet can reach is plain data, its own objects, provider proxies, or a
-vetted module facade: no host object ever enters the sandbox.
+Writes are allowed on plain containers, on instances of classes the snippet defined and on
+instances of the vetted modules' classes (``decimal.Context().prec = 3``), never on classes,
+facades or provider proxies.
 """
 
 from __future__ import annotations
 
-import asyncio
-import builtins
 import operator
-import string
 import types
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from RestrictedPython.Guards import guarded_unpack_sequence as _rp_unpack_sequence
-from RestrictedPython.Guards import safe_builtins
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
-_INTERNAL_TYPES = (
-    types.ModuleType,
-    types.FrameType,
-    types.CodeType,
-    types.TracebackType,
-    asyncio.Future,  # and Task: get_loop() would hand out the event loop
-    asyncio.AbstractEventLoop,
-    asyncio.Handle,
-)
+from runtime.worker._errors import PolicyError
+from runtime.worker._formatting import Formats
+from runtime.worker._policy import FILENAME
+from runtime.worker._values import PLAIN, Admission, is_vetted_record
+
+DENIED_ATTRIBUTES = INSPECT_ATTRIBUTES | {
+    "f_code",
+    "f_lineno",
+    "f_lasti",
+    "tb_lasti",
+    "tb_lineno",
+    "gi_running",
+    "cr_running",
+    "cr_origin",
+    "mro",
+    "format_field",
+    "get_field",
+    "get_value",
+    "vformat",
+}
 # Driving a coroutine by hand would surface the futures it waits on.
 _COROUTINE_DRIVERS = frozenset({"send", "throw"})
 
@@ -50,147 +62,58 @@ def _async_generator_awaitables() -> tuple[type, ...]:
 
 
 _DRIVABLE = (types.CoroutineType, *_async_generator_awaitables())
-DENIED_ATTRIBUTES = INSPECT_ATTRIBUTES | {
-    "f_code",
-    "f_lineno",
-    "f_lasti",
-    "tb_lasti",
-    "tb_lineno",
-    "gi_running",
-    "cr_running",
-    "mro",
-    "format_field",
-    "get_field",
-    "get_value",
-    "vformat",
-}
 
+FAST_ITERABLES: frozenset[type] = frozenset(
+    {
+        list,
+        tuple,
+        str,
+        bytes,
+        bytearray,
+        dict,
+        set,
+        frozenset,
+        range,
+        enumerate,
+        zip,
+        filter,
+        reversed,
+        type(iter([])),
+        type(iter(())),
+        type(iter("")),
+        type(iter(b"")),
+        type(iter(range(1))),
+        type(iter({})),
+        type(iter(set())),
+        type(reversed([])),
+        type({}.keys()),
+        type({}.values()),
+        type({}.items()),
+    }
+)
+"""Iterables whose items need no check: plain containers (their items were admitted when they
+went in) and the iterators the guarded builtins make over guarded iterators."""
 
-class PolicyError(Exception):
-    """A snippet reached for something the sandbox refuses (a private name, a module...)."""
-
-
-class ToolError(Exception):
-    """A provider call failed. ``tool`` names the call, ``code`` classifies the failure."""
-
-    def __init__(self, message: str, *, tool: str = "", code: str = "tool_error") -> None:
-        super().__init__(message)
-        self.message = message
-        self.tool = tool
-        self.code = code
+_CONTAINERS: frozenset[type] = frozenset({list, tuple, set, frozenset, dict, bytes, bytearray})
+_NEVER_HOLDERS: frozenset[type] = frozenset(
+    {types.ModuleType, types.FrameType, types.CodeType, types.TracebackType}
+)
+"""Objects no attribute is ever read from, should one get in despite the value checks."""
 
 
 def _deny(what: str, why: str) -> PolicyError:
     return PolicyError(f"{what} is not allowed: {why}")
 
 
-def _check_value(value: Any, what: str) -> Any:
-    if isinstance(value, _INTERNAL_TYPES):
-        raise _deny(what, f"it is a {type(value).__name__} (interpreter internals stay outside)")
-    return value
-
-
-class _SafeFormatter(string.Formatter):
-    """str.format whose field walks go through the same guards as snippet code."""
-
-    def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
-        import _string  # type: ignore[import-not-found]  # C helper behind string.Formatter
-
-        first, rest = _string.formatter_field_name_split(field_name)
-        obj = self.get_value(first, args, kwargs)
-        for is_attr, key in rest:
-            obj = guarded_getattr(obj, key) if is_attr else guarded_getitem(obj, key)
-        return obj, first
-
-
-_FORMATTER = _SafeFormatter()
-
-
-def _safe_format(template: str) -> Callable[..., str]:
-    def format(*args: Any, **kwargs: Any) -> str:
-        return _FORMATTER.vformat(template, args, kwargs)
-
-    return format
-
-
-def _safe_format_map(template: str) -> Callable[[Any], str]:
-    def format_map(mapping: Any) -> str:
-        return _FORMATTER.vformat(template, (), mapping)
-
-    return format_map
-
-
-def _str_format(template: str, *args: Any, **kwargs: Any) -> str:
-    return _FORMATTER.vformat(template, args, kwargs)
-
-
-def _str_format_map(template: str, mapping: Any) -> str:
-    return _FORMATTER.vformat(template, (), mapping)
-
-
-def guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
-    """``obj.name`` for snippet code."""
+def check_name(name: object) -> str:
+    """The attribute name, if a snippet may use it."""
     if type(name) is not str:
         raise TypeError("attribute name must be a string")
     if name.startswith("_"):
         raise _deny(f"attribute {name!r}", "names starting with '_' are private")
     if name in DENIED_ATTRIBUTES:
         raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
-    if isinstance(obj, _INTERNAL_TYPES):
-        raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
-    if name in _COROUTINE_DRIVERS and isinstance(obj, _DRIVABLE):
-        raise _deny(f"coroutine.{name}()", "await coroutines instead of driving them by hand")
-    if isinstance(obj, str) and name in ("format", "format_map"):
-        return _safe_format(obj) if name == "format" else _safe_format_map(obj)
-    if isinstance(obj, type) and issubclass(obj, str) and name in ("format", "format_map"):
-        return _str_format if name == "format" else _str_format_map
-    if isinstance(obj, string.Formatter):
-        raise _deny("string.Formatter", "it resolves attribute paths unguarded")
-    value = getattr(obj, name, *default)
-    return _check_value(value, f"attribute {name!r}")
-
-
-_PLAIN_TYPES = frozenset({str, int, float, bool, type(None), list, dict, tuple, bytes, set})
-
-
-def guarded_getitem(obj: Any, key: Any) -> Any:
-    """``obj[key]`` for snippet code."""
-    value = obj[key]  # modules, frames and the like are not subscriptable
-    if type(value) in _PLAIN_TYPES:
-        return value
-    return _check_value(value, "this item")
-
-
-def guarded_iter(obj: Any) -> Iterator[Any]:
-    """``iter(obj)`` for ``for`` loops, comprehensions and the builtins that iterate."""
-    if isinstance(obj, _INTERNAL_TYPES):
-        raise _deny(f"iterating a {type(obj).__name__}", "interpreter internals")
-    return iter(obj)
-
-
-def guarded_aiter(obj: Any) -> Any:
-    """The iterable of ``async for``; the same refusals as ``guarded_iter``."""
-    if isinstance(obj, _INTERNAL_TYPES):
-        raise _deny(f"iterating a {type(obj).__name__}", "interpreter internals")
-    return obj
-
-
-def guarded_unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> list[Any]:
-    """``a, (b, c) = value``: unpack through the iteration guard, nested levels included."""
-    result: list[Any] = _rp_unpack_sequence(it, spec, _getiter_)  # type: ignore[no-untyped-call]
-    return result
-
-
-def guarded_iter_unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Iterator[Any]:
-    for item in guarded_iter(it):
-        yield guarded_unpack_sequence(item, spec, _getiter_)
-
-
-async def guarded_async_iter_unpack_sequence(
-    it: Any, spec: Any, _getiter_: Any
-) -> AsyncIterator[Any]:
-    async for item in guarded_aiter(it):
-        yield guarded_unpack_sequence(item, spec, _getiter_)
+    return name
 
 
 class SnippetClasses:
@@ -206,33 +129,22 @@ class SnippetClasses:
                 raise _deny(f"class {name} with base {base!r}", "bases must be classes")
             if issubclass(base, type):
                 raise _deny(f"class {name} deriving from type", "metaclasses are refused")
-        cls = type(name, bases, namespace)
+        return self.adopt(type(name, bases, namespace))
+
+    def adopt(self, cls: type) -> type:
+        """Count ``cls`` as the snippet's own (for classes a vetted factory made for it)."""
         self._ids.add(id(cls))
         self._keep.append(cls)
         return cls
 
+    def defined(self, cls: type) -> bool:
+        return any(id(klass) in self._ids for klass in cls.__mro__)
+
     def owns_instance(self, obj: Any) -> bool:
-        return any(id(klass) in self._ids for klass in type(obj).__mro__)
+        return self.defined(type(obj))
 
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
-
-
-def make_write_guard(classes: SnippetClasses) -> Callable[[Any], Any]:
-    def guarded_write(obj: Any) -> Any:
-        if isinstance(obj, (type, *_INTERNAL_TYPES)):
-            raise _deny(f"writing to {getattr(obj, '__name__', type(obj).__name__)}", "read-only")
-        if classes.owns_instance(obj) or type(obj) in _WRITABLE_CONTAINERS:
-            return obj
-        if isinstance(obj, _WRITABLE_CONTAINERS) and type(obj).__module__ == "collections":
-            return obj  # Counter, OrderedDict, defaultdict, deque-free mappings
-        raise _deny(
-            f"writing to a {type(obj).__name__} object",
-            "only containers and instances of classes the snippet defines can be modified",
-        )
-
-    return guarded_write
-
 
 _INPLACE: dict[str, Callable[[Any, Any], Any]] = {
     "+=": operator.iadd,
@@ -255,138 +167,175 @@ def inplacevar(op: str, target: Any, value: Any) -> Any:
     return _INPLACE[op](target, value)
 
 
-def apply(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    return func(*args, **kwargs)
+@dataclass(frozen=True)
+class Guards:
+    """One worker's guard functions, as the rewritten snippet finds them in its globals."""
+
+    getattr: Callable[..., Any]
+    callattr: Callable[..., Any]
+    call: Callable[..., Any]
+    getitem: Callable[[Any, Any], Any]
+    iter: Callable[[Any], Iterator[Any]]
+    aiter: Callable[[Any], Any]
+    admit: Callable[[Any], Any]
+    write: Callable[[Any], Any]
+    unpack_sequence: Callable[..., list[Any]]
+    iter_unpack_sequence: Callable[..., Iterator[Any]]
+    async_iter_unpack_sequence: Callable[..., AsyncIterator[Any]]
+    formats: Formats
+
+    def as_globals(self) -> dict[str, Any]:
+        return {
+            "_getattr_": self.getattr,
+            "_callattr_": self.callattr,
+            "_call_": self.call,
+            "_apply_": self.call,
+            "_getitem_": self.getitem,
+            "_getiter_": self.iter,
+            "_getaiter_": self.aiter,
+            "_admit_": self.admit,
+            "_write_": self.write,
+            "_unpack_sequence_": self.unpack_sequence,
+            "_iter_unpack_sequence_": self.iter_unpack_sequence,
+            "_async_iter_unpack_sequence_": self.async_iter_unpack_sequence,
+            "_inplacevar_": inplacevar,
+        }
+
+    def functions(self) -> list[object]:
+        """Every callable here, for the admission's list of what the snippet may hold."""
+        return [*self.as_globals().values(), *self.formats.unbound.values()]
 
 
-def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a builtin that iterates its first argument so the iteration is guarded."""
+def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
+    """The guards of one worker, all deciding through ``admission``."""
+    admit = admission.admit
+    admit_deep = admission.admit_deep
 
-    def wrapper(iterable: Any, *args: Any, **kwargs: Any) -> Any:
-        return fn(guarded_iter(iterable), *args, **kwargs)
+    def guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
+        """``obj.name`` for snippet code."""
+        check_name(name)
+        if type(obj) in _NEVER_HOLDERS:
+            raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
+        if name in _COROUTINE_DRIVERS and isinstance(obj, _DRIVABLE):
+            raise _deny(f"coroutine.{name}()", "await coroutines instead of driving them by hand")
+        value = getattr(obj, name, *default)
+        if isinstance(obj, BaseException):  # what an exception carries came from anywhere
+            return admit_deep(value, f"attribute {name!r} of {type(obj).__name__}")
+        if type(value) in PLAIN:
+            return value
+        return admit(value, f"attribute {name!r}")
 
-    wrapper.__name__ = fn.__name__
-    wrapper.__qualname__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
-    return wrapper
+    def guarded_callattr(obj: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        """``obj.name(...)``: the method is checked like an attribute, its result like a value."""
+        if type(obj) in PLAIN and type(name) is str and name not in _PLAIN_SLOW:
+            if name.startswith("_") or name in DENIED_ATTRIBUTES:
+                check_name(name)
+            # methods of plain data return plain data or its items
+            return getattr(obj, name)(*args, **kwargs)
+        result = guarded_getattr(obj, name)(*args, **kwargs)
+        if type(result) in PLAIN:
+            return result
+        return admit(result, f"the result of .{name}()")
 
+    def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """``func(...)``: the result is checked; container builders iterate through the guard."""
+        if type(func) is type and func in _CONTAINERS and args and type(args[0]) not in PLAIN:
+            args = (guarded_iter(args[0]), *args[1:])
+        result = func(*args, **kwargs)
+        if type(result) in PLAIN:
+            return result
+        return admit(result, "the result of this call")
 
-def _guarded_all_args(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(*iterables: Any, **kwargs: Any) -> Any:
-        return fn(*(guarded_iter(i) for i in iterables), **kwargs)
+    def guarded_getitem(obj: Any, key: Any) -> Any:
+        """``obj[key]`` for snippet code."""
+        value = obj[key]
+        if type(value) in PLAIN:
+            return value
+        return admit(value, "this item")
 
-    wrapper.__name__ = fn.__name__
-    wrapper.__qualname__ = fn.__name__
-    return wrapper
+    def checked(iterator: Iterator[Any]) -> Iterator[Any]:
+        for item in iterator:
+            if type(item) in PLAIN:
+                if type(item) is tuple:
+                    for part in item:
+                        admit(part, "an item")
+                yield item
+            else:
+                yield admit(item, "an item")
 
+    def guarded_iter(obj: Any) -> Iterator[Any]:
+        """``iter(obj)`` for loops, comprehensions, unpacking and the builtins that iterate."""
+        kind = type(obj)
+        if kind in FAST_ITERABLES:
+            return iter(obj)
+        if kind is types.GeneratorType and obj.gi_code.co_filename == FILENAME:
+            own: Iterator[Any] = obj  # the snippet's own generator yields its own values
+            return own
+        admit(obj, "this iterable")
+        return checked(iter(obj))
 
-def _guarded_map(func: Callable[..., Any], *iterables: Any) -> Iterator[Any]:
-    return map(func, *(guarded_iter(i) for i in iterables))
+    async def achecked(iterable: Any) -> AsyncIterator[Any]:
+        async for item in iterable:
+            yield admit(item, "an item")
 
+    def guarded_aiter(obj: Any) -> Any:
+        """The iterable of ``async for``; the same checks as ``guarded_iter``."""
+        admit(obj, "this iterable")
+        if type(obj) is types.AsyncGeneratorType and obj.ag_code.co_filename == FILENAME:
+            return obj
+        return achecked(obj)
 
-def _guarded_filter(func: Callable[[Any], Any] | None, iterable: Iterable[Any]) -> Iterator[Any]:
-    return filter(func, guarded_iter(iterable))
+    def guarded_admit(value: Any) -> Any:
+        """What ``await``, ``with ... as`` and decorators hand the snippet."""
+        if type(value) in PLAIN:
+            return value
+        return admit(value, "this value")
 
+    def guarded_write(obj: Any) -> Any:
+        if isinstance(obj, type):
+            raise _deny(f"writing to {getattr(obj, '__name__', type(obj).__name__)}", "read-only")
+        if classes.owns_instance(obj) or type(obj) in _WRITABLE_CONTAINERS:
+            return obj
+        if is_vetted_record(obj):
+            return obj  # Counter, decimal.Context, TextWrapper...: the worker's own copies
+        raise _deny(
+            f"writing to a {type(obj).__name__} object",
+            "only containers and instances of classes the snippet defines can be modified",
+        )
 
-def _guarded_minmax(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if len(args) == 1:
-            return fn(guarded_iter(args[0]), **kwargs)
-        return fn(*args, **kwargs)
+    def unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> list[Any]:
+        """``a, (b, c) = value``: unpack through the iteration guard, nested levels included."""
+        result: list[Any] = _rp_unpack_sequence(it, spec, guarded_iter)  # type: ignore[no-untyped-call]
+        return result
 
-    wrapper.__name__ = fn.__name__
-    wrapper.__qualname__ = fn.__name__
-    return wrapper
+    def iter_unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Iterator[Any]:
+        for item in guarded_iter(it):
+            yield unpack_sequence(item, spec, guarded_iter)
 
+    async def async_iter_unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> AsyncIterator[Any]:
+        async for item in guarded_aiter(it):
+            yield unpack_sequence(item, spec, guarded_iter)
 
-def _reversed(seq: Any) -> Iterator[Any]:
-    if isinstance(seq, _INTERNAL_TYPES):
-        raise _deny(f"iterating a {type(seq).__name__}", "interpreter internals")
-    backwards: Iterator[Any] = reversed(seq)
-    return backwards
-
-
-_PLAIN_BUILTINS = (
-    "bytes",
-    "bytearray",
-    "dict",
-    "frozenset",
-    "list",
-    "set",
-    "tuple",
-    "str",
-    "int",
-    "float",
-    "bool",
-    "next",
-    "iter",
-    "super",
-    "property",
-    "staticmethod",
-    "classmethod",
-    "object",
-    "format",
-    "ascii",
-    "bin",
-    "NotImplemented",
-    "StopAsyncIteration",
-    "RecursionError",
-    "TimeoutError",
-    "ConnectionError",
-    "PermissionError",
-    "FileNotFoundError",
-    "ExceptionGroup",
-    "BaseExceptionGroup",
-)
-_REFUSED = frozenset(
-    {
-        "type",
-        "getattr",
-        "setattr",
-        "delattr",
-        "hasattr",
-        "open",
-        "eval",
-        "exec",
-        "compile",
-        "globals",
-        "locals",
-        "vars",
-        "dir",
-        "__import__",
-        "breakpoint",
-        "input",
-        "memoryview",
-        "help",
-        "exit",
-        "quit",
-    }
-)
-
-
-def build_builtins(print_fn: Callable[..., None], import_fn: Callable[..., Any]) -> dict[str, Any]:
-    """The snippet's builtins: RestrictedPython's safe set, guarded iterators, a capped print."""
-    table: dict[str, Any] = {
-        k: v for k, v in safe_builtins.items() if k not in _REFUSED and not k.startswith("_")
-    }
-    table["__build_class__"] = builtins.__build_class__
-    for name in _PLAIN_BUILTINS:
-        table[name] = getattr(builtins, name)
-    table.update(
-        sorted=_guarded(sorted),
-        enumerate=_guarded(enumerate),
-        zip=_guarded_all_args(zip),
-        map=_guarded_map,
-        filter=_guarded_filter,
-        min=_guarded_minmax(min),
-        max=_guarded_minmax(max),
-        sum=_guarded(sum),
-        any=_guarded(any),
-        all=_guarded(all),
-        reversed=_reversed,
-        print=print_fn,
-        __import__=import_fn,
-        ToolError=ToolError,
-        PolicyError=PolicyError,
+    formats = Formats(guarded_getattr, guarded_getitem)
+    admission.formats = formats
+    guards = Guards(
+        getattr=guarded_getattr,
+        callattr=guarded_callattr,
+        call=guarded_call,
+        getitem=guarded_getitem,
+        iter=guarded_iter,
+        aiter=guarded_aiter,
+        admit=guarded_admit,
+        write=guarded_write,
+        unpack_sequence=unpack_sequence,
+        iter_unpack_sequence=iter_unpack_sequence,
+        async_iter_unpack_sequence=async_iter_unpack_sequence,
+        formats=formats,
     )
-    return table
+    for function in guards.functions():
+        admission.vet(function)
+    return guards
+
+
+_PLAIN_SLOW = frozenset({"format", "format_map"})
+"""Methods of plain data that take the checked path (``str.format`` walks attributes)."""

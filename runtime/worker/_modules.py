@@ -29,8 +29,10 @@ import re
 import statistics
 import textwrap
 import uuid
-from collections.abc import Awaitable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
+
+from runtime.worker import _audit
 
 VETTED: dict[str, tuple[str, ...]] = {
     "json": ("loads", "dumps", "JSONDecodeError"),
@@ -269,7 +271,7 @@ async def _wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:
     return await asyncio.wait_for(aw, timeout)
 
 
-class _Timeout:
+class TimeoutScope:
     """``async with asyncio.timeout(s):`` without exposing the loop-bound Timeout object."""
 
     __slots__ = ("_delay", "_inner")
@@ -303,7 +305,7 @@ def _asyncio_facade() -> Facade:
             "gather": _gather,
             "sleep": _sleep,
             "wait_for": _wait_for,
-            "timeout": _Timeout,
+            "timeout": TimeoutScope,
             "as_completed": _as_completed,
             "TimeoutError": TimeoutError,
             "CancelledError": asyncio.CancelledError,
@@ -311,12 +313,65 @@ def _asyncio_facade() -> Facade:
     )
 
 
+class Adoption:
+    """Where facade members that make something for the snippet register it: a class made
+    for it counts as the snippet's own, a closure made for it as vetted. The worker points
+    both at the execution's admission before the snippet runs."""
+
+    def __init__(self) -> None:
+        self.adopt: Callable[[type], type] = lambda cls: cls
+        self.vet: Callable[[Any], Any] = lambda value: value
+
+
+ADOPTION = Adoption()
+
+
+def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
+    """Facade members that return new classes or functions, wrapped to register them."""
+    import collections
+    import functools
+
+    def namedtuple(typename: str, field_names: Any, **kwargs: Any) -> type:
+        """collections.namedtuple; the class counts as the snippet's own."""
+        kwargs.setdefault("module", "snippet")  # else it looks at the caller's frame
+        with _audit.trusted():  # it builds __new__ with exec, from validated field names
+            made = collections.namedtuple(typename, field_names, **kwargs)  # type: ignore[misc]
+        return ADOPTION.adopt(made)
+
+    def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
+        """functools.lru_cache, as a decorator or a decorator factory."""
+        return ADOPTION.vet(functools.lru_cache(maxsize, typed))
+
+    def cmp_to_key(mycmp: Callable[[Any, Any], int]) -> Any:
+        """functools.cmp_to_key."""
+        return ADOPTION.vet(functools.cmp_to_key(mycmp))
+
+    return {
+        ("collections", "namedtuple"): namedtuple,
+        ("functools", "lru_cache"): lru_cache,
+        ("functools", "cmp_to_key"): cmp_to_key,
+    }
+
+
 def build_facades() -> dict[str, Facade]:
     facades = {"asyncio": _asyncio_facade()}
+    makers = _makers()
     for name, members in VETTED.items():
         module = importlib.import_module(name)
-        facades[name] = Facade(name, {m: getattr(module, m) for m in members if hasattr(module, m)})
+        facades[name] = Facade(
+            name,
+            {m: makers.get((name, m), getattr(module, m)) for m in members if hasattr(module, m)},
+        )
     return facades
+
+
+def facade_members(facades: dict[str, Facade]) -> list[object]:
+    """Every member of every facade (what snippets may hold because they were given it)."""
+    return [
+        member
+        for facade in facades.values()
+        for member in object.__getattribute__(facade, "_fabric_members").values()
+    ]
 
 
 def make_import(facades: dict[str, Facade]) -> Any:
@@ -332,6 +387,16 @@ def make_import(facades: dict[str, Facade]) -> Any:
             raise ImportError(f"import of {name!r} is not allowed; allowed modules: {allowed}")
         if "." in name:
             raise ImportError(f"import of {name!r} is not allowed; import {root!r} instead")
-        return facades[root]
+        facade = facades[root]
+        # Checked here, not left to `from x import y`, whose fallback would look the name up
+        # in sys.modules and bind a real submodule.
+        members = object.__getattribute__(facade, "_fabric_members")
+        for wanted in fromlist or ():
+            if wanted not in members:
+                raise ImportError(
+                    f"cannot import {wanted!r} from {root}; {root} offers: "
+                    + ", ".join(sorted(members))
+                )
+        return facade
 
     return guarded_import

@@ -13,14 +13,31 @@ Problems are returned together as :class:`CompileProblem` rows, never raised.
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass
 from types import CodeType
-from typing import Any
+from typing import Any, cast
 
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
 FILENAME = "<snippet>"
 MAIN = "__fabric_main__"
+
+_EXCEPTIONS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+DIRECT_CALLEES = _EXCEPTIONS | {
+    "len", "str", "repr", "int", "float", "bool", "complex", "abs", "round", "isinstance",
+    "issubclass", "print", "range", "hash", "ord", "chr", "hex", "oct", "bin", "ascii",
+    "format", "divmod", "pow", "super", "sorted", "min", "max", "sum", "any", "all",
+    "enumerate", "zip", "reversed", "filter", "map", "callable", "slice", "object",
+    "property", "staticmethod", "classmethod", "ToolError", "PolicyError",
+}  # fmt: skip
+"""Builtins whose results are plain data or the snippet's own values: called directly, not
+through ``_call_``, as long as the snippet never rebinds the name. ``list``, ``dict``, ``next``
+and ``iter`` are not among them: their results come from iterating what they are given."""
 
 
 @dataclass(frozen=True)
@@ -33,8 +50,118 @@ class CompileProblem:
     column: int | None
 
 
+def _call(name: str, args: list[ast.expr], like: ast.AST, keywords: list[ast.keyword]) -> ast.Call:
+    return ast.copy_location(
+        ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=keywords), like
+    )
+
+
+def _is_guard_call(node: ast.expr, guard: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == guard
+
+
+class _Bindings(ast.NodeVisitor):
+    """Every name the snippet binds, split into names bound only by plain ``def``/``class``
+    statements and names bound any other way (assignments, parameters, imports, targets)."""
+
+    def __init__(self) -> None:
+        self.definitions: set[str] = set()
+        self.other: set[str] = set()
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            self.other.add(node.id)
+
+    def _definition(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        (self.other if node.decorator_list else self.definitions).add(node.name)
+        self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _definition
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self.other.add(node.arg)
+
+    def visit_alias(self, node: ast.alias) -> None:
+        self.other.add(node.asname or node.name.split(".")[0])
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.other.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.other.update(node.names)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self.other.update(node.names)
+
+
+def direct_callees(tree: ast.AST) -> frozenset[str]:
+    """Names whose calls need no result check: unbound builtins of ``DIRECT_CALLEES`` and
+    functions and classes the snippet defines with plain, undecorated statements."""
+    bindings = _Bindings()
+    bindings.visit(tree)
+    builtin = DIRECT_CALLEES - bindings.definitions - bindings.other
+    return frozenset(builtin | (bindings.definitions - bindings.other))
+
+
 class SnippetPolicy(RestrictingNodeTransformer):
-    """RestrictedPython's policy, admitting async syntax and leaving ``print`` to builtins."""
+    """RestrictedPython's policy, admitting async syntax and leaving ``print`` to builtins.
+
+    On top of RestrictedPython's rewriting, every value that enters the snippet from outside
+    its own code passes a guard: ``a.b(x)`` becomes ``_callattr_(a, "b", x)`` and ``f(x)``
+    becomes ``_call_(f, x)`` (the result is checked) unless ``f`` is in ``direct``;
+    ``await x`` becomes ``_admit_(await x)``; ``*x`` iterates through ``_getiter_``; what
+    ``with ... as`` binds and what a decorator returns is checked.
+    """
+
+    direct: frozenset[str] = frozenset()
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        node = cast(ast.Call, super().visit_Call(node))
+        func = node.func
+        if isinstance(func, ast.Name) and (func.id == "_apply_" or func.id in self.direct):
+            return node
+        if _is_guard_call(func, "_getattr_"):
+            assert isinstance(func, ast.Call)
+            return _call("_callattr_", [*func.args, *node.args], node, node.keywords)
+        return _call("_call_", [func, *node.args], node, node.keywords)
+
+    def visit_Starred(self, node: ast.Starred) -> Any:
+        node = self.node_contents_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            node.value = _call("_getiter_", [node.value], node.value, [])
+        return node
+
+    def visit_With(self, node: ast.With) -> Any:
+        return self._admit_targets(cast(ast.With, super().visit_With(node)))
+
+    def _admit_targets(self, node: ast.With | ast.AsyncWith) -> ast.With | ast.AsyncWith:
+        """``with x as y``: ``y = _admit_(y)`` first thing in the body."""
+        for item in node.items:
+            target = item.optional_vars
+            if isinstance(target, ast.Name):
+                check = ast.Assign(
+                    targets=[ast.Name(target.id, ast.Store())],
+                    value=_call("_admit_", [ast.Name(target.id, ast.Load())], target, []),
+                )
+                node.body.insert(0, ast.copy_location(check, target))
+        return node
+
+    def _admit_decorated(self, node: Any) -> Any:
+        if not node.decorator_list:
+            return node
+        check = ast.Assign(
+            targets=[ast.Name(node.name, ast.Store())],
+            value=_call("_admit_", [ast.Name(node.name, ast.Load())], node, []),
+        )
+        return [node, ast.copy_location(check, node)]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+        return self._admit_decorated(super().visit_FunctionDef(node))
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> Any:
+        return self._admit_decorated(super().visit_ClassDef(node))
 
     def visit_Name(self, node: ast.Name) -> Any:
         # RestrictedPython rewrites print into a collector; ours is a capped builtin.
@@ -57,10 +184,11 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
         self.check_name(node, node.name, allow_magic_methods=True)
         self.check_function_argument_names(node)
-        return self.node_contents_visit(node)
+        return self._admit_decorated(self.node_contents_visit(node))
 
     def visit_Await(self, node: ast.Await) -> Any:
-        return self.node_contents_visit(node)
+        node = self.node_contents_visit(node)
+        return _call("_admit_", [node], node, [])
 
     def visit_AsyncWith(self, node: ast.AsyncWith) -> Any:
         node = self.node_contents_visit(node)
@@ -69,7 +197,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
                 tmp_target, unpack = self.gen_unpack_wrapper(node, item.optional_vars)
                 item.optional_vars = tmp_target
                 node.body.insert(0, unpack)
-        return node
+        return self._admit_targets(node)
 
     def visit_AsyncFor(self, node: ast.AsyncFor) -> Any:
         node = self.node_contents_visit(node)
@@ -222,6 +350,7 @@ def compile_snippet(code: str) -> tuple[CodeType | None, list[CompileProblem]]:
 
     errors: list[str] = []
     policy = SnippetPolicy(errors, [], {})
+    policy.direct = direct_callees(tree)
     try:
         policy.visit(tree)
     except RecursionError:

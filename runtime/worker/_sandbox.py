@@ -25,28 +25,24 @@ import time
 from types import CodeType, CoroutineType, TracebackType
 from typing import Any, NoReturn
 
-from runtime.worker import _probes, _wire
-from runtime.worker._channel import CallLimitError, Channel, HostLink, Namespace
+from runtime.worker import _audit, _probes, _wire
+from runtime.worker._builtins import build_builtins
+from runtime.worker._channel import CallLimitError, Channel, HostLink, Namespace, ProviderFunction
 from runtime.worker._confine import Kernel
-from runtime.worker._guards import (
-    PolicyError,
-    SnippetClasses,
-    ToolError,
-    apply,
-    build_builtins,
-    guarded_aiter,
-    guarded_async_iter_unpack_sequence,
-    guarded_getattr,
-    guarded_getitem,
-    guarded_iter,
-    guarded_iter_unpack_sequence,
-    guarded_unpack_sequence,
-    inplacevar,
-    make_write_guard,
-)
+from runtime.worker._errors import PolicyError, ToolError
+from runtime.worker._formatting import BoundFormat
+from runtime.worker._guards import SnippetClasses, make_guards
 from runtime.worker._heap import HEAP_MB, Heap
-from runtime.worker._modules import build_facades, make_import
+from runtime.worker._modules import (
+    ADOPTION,
+    Facade,
+    TimeoutScope,
+    build_facades,
+    facade_members,
+    make_import,
+)
 from runtime.worker._policy import FILENAME, MAIN, CompileProblem, compile_snippet
+from runtime.worker._values import Admission
 
 NAMESPACES = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
 MAX_EXEC_MESSAGE = 64 * 1024 * 1024
@@ -136,7 +132,8 @@ def _error(
 
 
 def _exception_error(exc: BaseException, limits: dict[str, Any]) -> dict[str, Any]:
-    line = _snippet_line(exc.__traceback__)
+    with _audit.trusted():
+        line = _snippet_line(exc.__traceback__)
     name = type(exc).__name__
     if isinstance(exc, MemoryError):
         return _error(
@@ -232,20 +229,21 @@ class Prepared:
 
     def _globals(self) -> dict[str, Any]:
         classes = SnippetClasses()
+        admission = Admission(
+            facade_members(self.facades),
+            (Facade, Namespace, ProviderFunction, BoundFormat, TimeoutScope),
+            classes.defined,
+        )
+        guards = make_guards(admission, classes)
+        table = build_builtins(self.output.print, make_import(self.facades), guards)
+        for value in table.values():
+            admission.vet(value)
+        ADOPTION.adopt, ADOPTION.vet = classes.adopt, admission.vet
         return {
-            "__builtins__": build_builtins(self.output.print, make_import(self.facades)),
+            "__builtins__": table,
             "__name__": "snippet",
             "__metaclass__": classes.metaclass,
-            "_getattr_": guarded_getattr,
-            "_getitem_": guarded_getitem,
-            "_getiter_": guarded_iter,
-            "_getaiter_": guarded_aiter,
-            "_iter_unpack_sequence_": guarded_iter_unpack_sequence,
-            "_async_iter_unpack_sequence_": guarded_async_iter_unpack_sequence,
-            "_unpack_sequence_": guarded_unpack_sequence,
-            "_write_": make_write_guard(classes),
-            "_inplacevar_": inplacevar,
-            "_apply_": apply,
+            **guards.as_globals(),
         }
 
 
@@ -264,7 +262,8 @@ async def _run(
     if isinstance(given, CodeType):  # compiled by the host under the same policy
         code, problems = given, []
     else:
-        code, problems = compile_snippet(request["code"])
+        with _audit.trusted():
+            code, problems = compile_snippet(request["code"])
     compiled = time.perf_counter()
     timings = {"compile_ms": (compiled - started) * 1000, "run_ms": 0.0}
     if code is None:
@@ -290,7 +289,8 @@ async def _run(
     value: Any = None
     error: dict[str, Any] | None = None
     try:
-        exec(code, glb)
+        with _audit.trusted():
+            exec(code, glb)  # defines the snippet's main; none of its statements run yet
         value = await glb.pop(MAIN)()
         if isinstance(value, CoroutineType):  # snippets cannot define other awaitables
             value.close()
@@ -416,6 +416,7 @@ async def _serve(sock: socket.socket, prepared: Prepared, kernel: Kernel, *, spa
         if kernel.failure:
             result = _unconfined(kernel.failure)
         else:
+            _audit.install()
             result = await _run(link, request, prepared)
         await _wire.write_frame(link, _encode_result(result, request["limits"]))
     # Stay until the host hangs up: closing with replies still unread would reset the

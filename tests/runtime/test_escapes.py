@@ -1,12 +1,17 @@
-"""Escape payloads from public advisories and jail-break write-ups.
+"""Escape payloads, by technique family, each with the refusal it must meet.
 
-Each payload is valid Python that, if it escaped, would reach ``os``, ``open``, the real
-builtins or the host's files, and finally create a canary file. Every one must fail (as a
-policy denial or a runtime error inside the sandbox) and the canary must never appear.
+Every payload is valid Python that, if it escaped, would reach ``os``, ``open``, the real
+builtins, the host's files or its objects. Each must fail with the specific refusal written
+beside it (not just "some error"), and the canary file must never appear. The value layer
+itself is specified in ``test_values.py``; the kernel layer, with the language layer bypassed,
+in ``test_isolation.py``.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,104 +19,375 @@ import pytest
 from fabric import Fabric
 
 ESCAPE = 'open("{canary}", "w").write("escaped")'
+PRIVATE = "names starting with '_' are private"
+INTERNALS = "it exposes interpreter internals"
+INVALID = "is an invalid attribute name because it starts with"
 
-PAYLOADS: dict[str, str] = {
-    # __subclasses__ walks
-    "subclasses-from-tuple": "c = ().__class__.__bases__[0].__subclasses__()\n" + ESCAPE,
-    "subclasses-from-list-mro": "c = [].__class__.__mro__[-1].__subclasses__()",
-    "object-subclasses": "object.__subclasses__()",
-    "mro-method": "int.mro()[-1]",
-    "str-mro": "str.mro()",
-    # __globals__ / __builtins__ recovery
-    "lambda-globals": "(lambda: 0).__globals__['__builtins__']['open']",
-    "function-globals": "def f():\n    pass\nf.__globals__",
-    "builtins-name": "__builtins__['open']",
-    "import-dunder": "__import__('os').system('touch {canary}')",
-    "print-self": "print.__self__",
-    "toolerror-init-globals": "ToolError.__init__.__globals__",
-    "class-body-builtins": "class A:\n    x = __builtins__\nA.x",
-    "namespace-internals": "tools._channel",
-    "provider-call-self": "tools.read.__call__.__self__",
-    # generator, coroutine and traceback frames (RestrictedPython CVE-2023-37271 and kin)
-    "generator-frame-walk": "g = (x for x in [1])\ng.gi_frame.f_back.f_back.f_globals",
-    "generator-code": "g = (x for x in [1])\ng.gi_code.co_consts",
-    "generator-function-frame": "def gen():\n    yield 1\ngen().gi_frame.f_globals",
-    "coroutine-frame": "async def c():\n    pass\nco = c()\nco.cr_frame.f_globals",
-    "coroutine-await": "co = tools.read(path='notes.txt')\nco.cr_await",
-    "async-generator-frame": "async def ag():\n    yield 1\nag().ag_frame.f_globals",
-    "traceback-frame": "try:\n    1 / 0\nexcept Exception as e:\n    e.__traceback__.tb_frame.f_globals",
-    "traceback-next": "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\ntb.tb_next",
-    "coroutine-send-future-loop": "c = tools.read(path='notes.txt')\nf = c.send(None)\nf.get_loop()",
-    "asyncio-sleep-send": "import asyncio\nc = asyncio.sleep(0)\nc.send(None)",
-    "asend-drive": (
-        "async def g():\n    yield await tools.read(path='notes.txt')\n"
-        "a = g().asend(None)\nf = a.send(None)\nf.get_loop()"
-    ),
-    "gather-loop": "import asyncio\nasyncio.gather().get_loop()",
-    # str.format / format_map attribute chains
-    "format-class": "'{0.__class__.__base__.__subclasses__}'.format(0)",
-    "format-map": "'{x.__class__}'.format_map({'x': 1})",
-    "str-format-unbound": "str.format('{0.__class__}', 1)",
-    "format-globals": "def f():\n    pass\n'{0.__globals__}'.format(f)",
-    "format-gi-frame": "'{0.gi_frame}'.format((x for x in []))",
-    "fstring-class": "f'{().__class__}'",
-    # modules and helpers that resolve attribute paths
-    "string-formatter": "import string\nstring.Formatter().get_field('0.__class__', [1], {})",
-    "operator-attrgetter": "import operator\noperator.attrgetter('__class__')(1)",
-    "typing-hints": "import typing\ntyping.get_type_hints",
-    "import-os": "import os\nos.system('touch {canary}')",
-    "import-subprocess": "import subprocess\nsubprocess.run(['touch', '{canary}'])",
-    "uuid-os": "import uuid\nuuid.os.system('touch {canary}')",
-    "json-codecs": "import json\njson.codecs.open('{canary}', 'w')",
-    "datetime-sys": "import datetime\ndatetime.sys.modules['os']",
-    "asyncio-events-os": "import asyncio\nasyncio.events.os",
-    "random-private": "import random\nrandom._os",
-    "re-module-attr": "import re\nre.sre_compile",
-    "namedtuple-dunder-field": "import collections\ncollections.namedtuple('A', ['__class__'])",
-    # dangerous builtins
-    "getattr": "getattr(1, '__class__')",
-    "type-subclasses": "type.__subclasses__(object)",
-    "eval": "eval('1')",
-    "exec": "exec('import os')",
-    "compile": "compile('1', 'x', 'eval')",
-    "globals": "globals()['__builtins__']",
-    "vars": "vars()",
-    "open": ESCAPE,
-    "breakpoint": "breakpoint()",
-    # decorators, descriptors, metaclasses, special methods
-    "decorator-code": "def deco(f):\n    return f.__code__\n@deco\ndef g():\n    pass\ng",
-    "metaclass-keyword": "class A(metaclass=print):\n    pass",
-    "subclass-type": "class M(type):\n    pass\nM('X', (), {{}})",
-    "descriptor-get": "class D:\n    def __get__(self, obj, owner):\n        return owner\n",
-    "del-in-host": "class X:\n    def __del__(self):\n        " + ESCAPE + "\nreturn X()",
-    "repr-in-host": "class X:\n    def __repr__(self):\n        " + ESCAPE + "\nreturn X()",
-    "init-subclass": "class X:\n    def __init_subclass__(cls):\n        pass",
-    "except-star": "try:\n    pass\nexcept* Exception:\n    pass",
-    "match-statement": "match 1:\n    case 1:\n        pass",
-    # shared-namespace and host tampering
-    "overwrite-provider": "tools.read = print",
-    "overwrite-facade": "import json\njson.loads = print",
-    "overwrite-builtin-type": "list.append = print",
-    "overwrite-namespace-internals": "tools._names = []",
-    "print-to-file": "print('x', file='{canary}')",
+
+@dataclass(frozen=True)
+class Refusal:
+    code: str
+    kind: str
+    says: str
+    """Words the error message must contain."""
+
+
+CHAIN = """
+class S(str):
+    pass
+
+def grab(path):
+    s = S("{0." + path + ".no_such_attr}")
+    try:
+        super(S, s).format(print)
+    except AttributeError as e:
+        return e.obj
+
+imp = grab("__func__.__globals__[__builtins__][__import__]")
+os = imp("os")
+"""
+
+FAMILIES: dict[str, dict[str, Refusal]] = {
+    "format walks": {
+        "the issue's chain through super().format": Refusal(
+            CHAIN, "policy", "'__func__' " + "is not allowed"
+        ),
+        "str.format attribute walk": Refusal("'{0.__class__}'.format(1)", "policy", PRIVATE),
+        "format_map walk": Refusal("'{x.__class__}'.format_map({'x': 1})", "policy", PRIVATE),
+        "unbound str.format": Refusal("str.format('{0.__class__}', 1)", "policy", PRIVATE),
+        "unbound str.format_map": Refusal(
+            "str.format_map('{x.__class__}', {'x': 1})", "policy", PRIVATE
+        ),
+        "super over the class": Refusal(
+            "class S(str):\n    pass\nsuper(S, S).format('{0.__class__}', 1)", "policy", PRIVATE
+        ),
+        "str subclass instance": Refusal(
+            "class S(str):\n    pass\nS('{0.__class__}').format(1)", "policy", PRIVATE
+        ),
+        "partial of str.format": Refusal(
+            "import functools\nfunctools.partial(str.format, '{0.__class__}')(1)", "policy", PRIVATE
+        ),
+        "map over str.format": Refusal(
+            "list(map(str.format, ['{0.__class__}'], [1]))", "policy", PRIVATE
+        ),
+        "str.format kept on a class": Refusal(
+            "class D:\n    f = str.format\nD.f('{0.__class__}', 1)", "policy", PRIVATE
+        ),
+        "a max key that formats": Refusal(
+            "max(['{0.__class__}'], key=lambda t: str.format(t, 1))", "policy", PRIVATE
+        ),
+        "nested format spec": Refusal("'{0:{1.__class__}}'.format(1, 2)", "policy", PRIVATE),
+        "item then attribute": Refusal("'{0[a].__class__}'.format({'a': 1})", "policy", PRIVATE),
+        "generator frame by format": Refusal(
+            "'{0.gi_frame}'.format((x for x in []))", "policy", INTERNALS
+        ),
+        "globals of a function by format": Refusal(
+            "def f():\n    pass\n'{0.__globals__}'.format(f)", "policy", PRIVATE
+        ),
+        "f-string attribute": Refusal("f'{().__class__}'", "policy", INVALID),
+    },
+    "exception carriers": {
+        "traceback of a caught error": Refusal(
+            "try:\n    1 / 0\nexcept Exception as e:\n    e.__traceback__", "policy", INVALID
+        ),
+        "the context chain": Refusal(
+            "try:\n    try:\n        1 / 0\n    except Exception:\n        raise ValueError()\nexcept ValueError as e:\n    e.__context__",
+            "policy",
+            INVALID,
+        ),
+        "the cause chain": Refusal(
+            "try:\n    raise ValueError() from KeyError()\nexcept ValueError as e:\n    e.__cause__",
+            "policy",
+            INVALID,
+        ),
+        "traceback frame": Refusal(
+            "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\ntb.tb_frame.f_globals",
+            "policy",
+            INVALID,
+        ),
+        "traceback next": Refusal(
+            "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\ntb.tb_next",
+            "policy",
+            INVALID,
+        ),
+        "an exception leaving the sandbox": Refusal(
+            "try:\n    1 / 0\nexcept Exception as e:\n    return e",
+            "runtime",
+            "cannot leave the sandbox",
+        ),
+    },
+    "generator and coroutine frames": {
+        "generator frame walk": Refusal(
+            "g = (x for x in [1])\ng.gi_frame.f_back.f_back.f_globals", "policy", "restricted name"
+        ),
+        "generator code": Refusal(
+            "g = (x for x in [1])\ng.gi_code.co_consts", "policy", "restricted name"
+        ),
+        "generator function frame": Refusal(
+            "def gen():\n    yield 1\ngen().gi_frame.f_globals", "policy", "restricted name"
+        ),
+        "coroutine frame": Refusal(
+            "async def c():\n    pass\nco = c()\nco.cr_frame.f_globals", "policy", "restricted name"
+        ),
+        "coroutine await": Refusal(
+            "co = tools.read(path='notes.txt')\nco.cr_await", "policy", "restricted name"
+        ),
+        "async generator frame": Refusal(
+            "async def ag():\n    yield 1\nag().ag_frame.f_globals", "policy", "restricted name"
+        ),
+        "driving a provider coroutine": Refusal(
+            "c = tools.read(path='notes.txt')\nf = c.send(None)\nf.get_loop()",
+            "policy",
+            "await coroutines instead",
+        ),
+        "driving asyncio.sleep": Refusal(
+            "import asyncio\nc = asyncio.sleep(0)\nc.send(None)",
+            "policy",
+            "await coroutines instead",
+        ),
+        "driving an async generator": Refusal(
+            "async def g():\n    yield await tools.read(path='notes.txt')\na = g().asend(None)\nf = a.send(None)",
+            "policy",
+            "await coroutines instead",
+        ),
+        "throw into a coroutine": Refusal(
+            "c = tools.read(path='notes.txt')\nc.throw(ValueError)",
+            "policy",
+            "await coroutines instead",
+        ),
+        "a gather future's loop": Refusal(
+            "import asyncio\nasyncio.gather().get_loop()", "runtime", "has no attribute 'get_loop'"
+        ),
+    },
+    "module attributes of allowed modules": {
+        "uuid.os": Refusal(
+            "import uuid\nuuid.os.system('touch {canary}')", "runtime", "uuid.os is not available"
+        ),
+        "json.codecs": Refusal(
+            "import json\njson.codecs.open('{canary}', 'w')",
+            "runtime",
+            "json.codecs is not available",
+        ),
+        "datetime.sys": Refusal(
+            "import datetime\ndatetime.sys.modules['os']",
+            "runtime",
+            "datetime.sys is not available",
+        ),
+        "asyncio.events": Refusal(
+            "import asyncio\nasyncio.events.os", "runtime", "asyncio.events is not available"
+        ),
+        "collections.abc": Refusal(
+            "import collections\ncollections.abc", "runtime", "collections.abc is not available"
+        ),
+        "random._os": Refusal("import random\nrandom._os", "policy", INVALID),
+        "re internals": Refusal(
+            "import re\nre.sre_compile", "runtime", "re.sre_compile is not available"
+        ),
+        "from-import of a submodule": Refusal(
+            "from json import decoder",
+            "runtime",
+            "cannot import 'decoder' from json; json offers: JSONDecodeError",
+        ),
+        "from-import of a module attribute": Refusal(
+            "from uuid import os", "runtime", "cannot import 'os' from uuid"
+        ),
+        "dotted import": Refusal("import json.decoder", "runtime", "import 'json' instead"),
+        "import os": Refusal(
+            "import os\nos.system('touch {canary}')", "runtime", "import of 'os' is not allowed"
+        ),
+        "import subprocess": Refusal(
+            "import subprocess", "runtime", "import of 'subprocess' is not allowed"
+        ),
+        "import string": Refusal(
+            "import string\nstring.Formatter()", "runtime", "import of 'string' is not allowed"
+        ),
+        "import operator": Refusal(
+            "import operator\noperator.attrgetter('__class__')(1)",
+            "runtime",
+            "import of 'operator' is not allowed",
+        ),
+        "import typing": Refusal("import typing", "runtime", "import of 'typing' is not allowed"),
+        "namedtuple with a dunder field": Refusal(
+            "import collections\ncollections.namedtuple('A', ['__class__'])",
+            "runtime",
+            "Field names cannot start with an underscore",
+        ),
+    },
+    "descriptors and class machinery": {
+        "subclasses from a tuple": Refusal(
+            "().__class__.__bases__[0].__subclasses__()", "policy", INVALID
+        ),
+        "object.__subclasses__": Refusal("object.__subclasses__()", "policy", INVALID),
+        "int.mro": Refusal("int.mro()[-1]", "policy", INTERNALS),
+        "type.__subclasses__": Refusal("type.__subclasses__(object)", "policy", INVALID),
+        "a class namespace": Refusal("str.__dict__", "policy", INVALID),
+        "a metaclass keyword": Refusal(
+            "class A(metaclass=print):\n    pass", "policy", '"metaclass" is not allowed'
+        ),
+        "a subclass of type": Refusal(
+            "class M(type):\n    pass", "runtime", "name 'type' is not defined"
+        ),
+        "an unbound method leaving": Refusal(
+            "return list.append", "runtime", "cannot leave the sandbox"
+        ),
+        "decorator taking the code": Refusal(
+            "def deco(f):\n    return f.__code__\n@deco\ndef g():\n    pass\ng", "policy", INVALID
+        ),
+        "init_subclass": Refusal(
+            "class X:\n    def __init_subclass__(cls):\n        pass",
+            "policy",
+            '"__init_subclass__" is an invalid',
+        ),
+        "a descriptor's __get__": Refusal(
+            "class D:\n    def __get__(self, obj, owner):\n        return owner\n",
+            "policy",
+            '"__get__" is an invalid',
+        ),
+        "__del__ running in the host": Refusal(
+            "class X:\n    def __del__(self):\n        " + ESCAPE + "\nreturn X()",
+            "policy",
+            '"__del__" is an invalid',
+        ),
+        "__repr__ running in the host": Refusal(
+            "class X:\n    def __repr__(self):\n        " + ESCAPE + "\nreturn X()",
+            "policy",
+            '"__repr__" is an invalid',
+        ),
+    },
+    "builtins": {
+        "lambda globals": Refusal(
+            "(lambda: 0).__globals__['__builtins__']['open']", "policy", INVALID
+        ),
+        "function globals": Refusal("def f():\n    pass\nf.__globals__", "policy", INVALID),
+        "__builtins__": Refusal("__builtins__['open']", "policy", "invalid variable name"),
+        "__import__": Refusal(
+            "__import__('os').system('touch {canary}')", "policy", "invalid variable name"
+        ),
+        "print.__self__": Refusal("print.__self__", "policy", INVALID),
+        "ToolError.__init__.__globals__": Refusal(
+            "ToolError.__init__.__globals__", "policy", INVALID
+        ),
+        "class body builtins": Refusal(
+            "class A:\n    x = __builtins__\nA.x", "policy", "invalid variable name"
+        ),
+        "getattr": Refusal("getattr(1, '__class__')", "runtime", "name 'getattr' is not defined"),
+        "type": Refusal("type(1)", "runtime", "name 'type' is not defined"),
+        "eval": Refusal("eval('1')", "policy", "Eval calls are not allowed"),
+        "exec": Refusal("exec('import os')", "policy", "Exec calls are not allowed"),
+        "compile": Refusal("compile('1', 'x', 'eval')", "runtime", "name 'compile' is not defined"),
+        "globals": Refusal("globals()['__builtins__']", "runtime", "name 'globals' is not defined"),
+        "vars": Refusal("vars()", "runtime", "name 'vars' is not defined"),
+        "open": Refusal(ESCAPE, "runtime", "name 'open' is not defined"),
+        "breakpoint": Refusal("breakpoint()", "policy", '"breakpoint" is a reserved name'),
+    },
+    "the host's objects": {
+        "provider internals": Refusal("tools._channel", "policy", INVALID),
+        "a provider's call method": Refusal("tools.read.__call__.__self__", "policy", INVALID),
+        "overwrite a provider": Refusal(
+            "tools.read = print", "policy", "writing to a Namespace object is not allowed"
+        ),
+        "overwrite a facade member": Refusal(
+            "import json\njson.loads = print", "policy", "writing to a Facade object is not allowed"
+        ),
+        "overwrite a builtin type": Refusal(
+            "list.append = print", "policy", "writing to list is not allowed"
+        ),
+        "namespace internals": Refusal("tools._names = []", "policy", INVALID),
+        "print to a file": Refusal(
+            "print('x', file='{canary}')", "policy", "print(file=...) is not allowed"
+        ),
+        "match statement": Refusal("match 1:\n    case 1:\n        pass", "policy", "Match"),
+        "except*": Refusal("try:\n    pass\nexcept* Exception:\n    pass", "policy", "TryStar"),
+    },
 }
 
-
-def test_there_are_at_least_forty_payloads() -> None:
-    """The suite covers the advisories' families with 40+ payloads."""
-    assert len(PAYLOADS) >= 40
+CASES = [(family, name) for family, payloads in FAMILIES.items() for name in payloads]
 
 
-@pytest.mark.parametrize("name", sorted(PAYLOADS))
-async def test_payload_does_not_escape(fab: Fabric, tmp_path: Path, name: str) -> None:
-    """The payload fails inside the sandbox and leaves no trace on the host."""
+def test_every_family_has_payloads() -> None:
+    """The corpus covers each technique family, with 80+ payloads in all."""
+    assert all(len(payloads) >= 5 for payloads in FAMILIES.values())
+    assert len(CASES) >= 80
+
+
+@pytest.mark.parametrize(("family", "name"), CASES, ids=[f"{f}: {n}" for f, n in CASES])
+async def test_payload_meets_its_refusal(
+    fab: Fabric, tmp_path: Path, family: str, name: str
+) -> None:
+    """The payload fails with its own refusal and leaves no trace on the host."""
+    payload = FAMILIES[family][name]
     canary = tmp_path / "canary"
-    code = PAYLOADS[name].replace("{canary}", str(canary)).replace("{{}}", "{}")
+    code = payload.code.replace("{canary}", str(canary))
     result = await fab.exec(code)
     assert not result.ok, f"{name} ran: {result.text}"
     assert result.error is not None
-    assert result.error.kind in {"policy", "runtime", "tool"}, result.text
+    assert result.error.kind == payload.kind, result.text
+    assert payload.says in result.error.message, result.text
     assert not canary.exists()
+
+
+IDIOMS: dict[str, tuple[str, object]] = {
+    "a sort key from an unbound str method": ("sorted(['B', 'a'], key=str.lower)", ["a", "B"]),
+    "dict.fromkeys": ("dict.fromkeys('ab', 0)", {"a": 0, "b": 0}),
+    "format of fields": ("'{0[a]} {1.real}'.format({'a': 1}, 2)", "1 2"),
+    "super() in a subclass": (
+        "class E(ValueError):\n    def text(self):\n        return str(super().with_traceback(None))\nE('x').text()",
+        "x",
+    ),
+    "namedtuple records": (
+        "import collections\nP = collections.namedtuple('P', 'x y')\np = P(1, 2)\n[p.x + p.y, list(P(3, 4))]",
+        [3, [3, 4]],
+    ),
+    "lru_cache as a factory": (
+        "import functools\n@functools.lru_cache(maxsize=None)\ndef fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\nfib(30)",
+        832040,
+    ),
+    "cmp_to_key": (
+        "import functools\nsorted([3, 1, 2], key=functools.cmp_to_key(lambda a, b: b - a))",
+        [3, 2, 1],
+    ),
+    "groupby": (
+        "import itertools\n[(k, len(list(g))) for k, g in itertools.groupby('aabbb')]",
+        [["a", 2], ["b", 3]],
+    ),
+    "finditer": ("import re\n[m.group(0) for m in re.finditer(r'\\d+', 'a1b22')]", ["1", "22"]),
+    "Counter.most_common": (
+        "import collections\ncollections.Counter('aab').most_common(1)",
+        [["a", 2]],
+    ),
+    "decimal contexts": (
+        "import decimal\nwith decimal.localcontext() as c:\n    c.prec = 3\n    x = str(decimal.Decimal(1) / 3)\nx",
+        "0.333",
+    ),
+    "decimal errors carry their signal": (
+        "import decimal\ntry:\n    decimal.Decimal('x')\nexcept decimal.InvalidOperation as e:\n    a = str(e.args)\na",
+        "([<class 'decimal.ConversionSyntax'>],)",
+    ),
+    "a generator driven with send": (
+        "def g():\n    x = yield 1\n    yield x\nit = g()\nnext(it)\nit.send(5)",
+        5,
+    ),
+    "unified_diff": ("import difflib\nlen(list(difflib.unified_diff(['a\\n'], ['b\\n'])))", 5),
+    "heapq.merge": ("import heapq\nlist(heapq.merge([1, 3], [2]))", [1, 2, 3]),
+    "statistics regression": (
+        "import statistics\nround(statistics.linear_regression([1, 2, 3], [2, 4, 6]).slope, 6)",
+        2.0,
+    ),
+    "starred iteration of a map": ("[*map(str, range(3))]", ["0", "1", "2"]),
+    "an attribute error's object": (
+        "try:\n    (1).nosuch\nexcept AttributeError as e:\n    o = e.obj\no",
+        1,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IDIOMS))
+async def test_ordinary_code_still_runs(fab: Fabric, name: str) -> None:
+    """The value checks refuse internals, not the code a model writes."""
+    code, expected = IDIOMS[name]
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.value == expected
 
 
 async def test_tampering_does_not_leak_into_the_next_execution(fab: Fabric) -> None:
@@ -123,10 +399,50 @@ async def test_tampering_does_not_leak_into_the_next_execution(fab: Fabric) -> N
     assert result.ok and result.value == "17"
 
 
-async def test_worker_cannot_write_files_even_through_allowed_code(
-    fab: Fabric, tmp_path: Path
-) -> None:
+async def test_worker_cannot_read_files_even_through_allowed_code(fab: Fabric) -> None:
     """The worker has no file access at all: reading the workspace goes through tools only."""
     result = await fab.exec("return await tools.read(path='/etc/passwd')")
     assert not result.ok
     assert result.error is not None and result.error.code == "outside_workspace"
+
+
+_AUDITED = """
+import json, os, socket, sys
+from runtime.worker import _audit
+_audit.install()
+outcomes = {}
+for name, attempt in {
+    "open": lambda: open("/etc/hostname"),
+    "os.system": lambda: os.system("true"),
+    "os.listdir": lambda: os.listdir("/"),
+    "socket": lambda: socket.socket(),
+    "import": lambda: __import__("xml.dom.minidom"),
+    "exec": lambda: exec("1"),
+    "compile": lambda: compile("1", "x", "eval"),
+    "sys._getframe": lambda: sys._getframe(),
+}.items():
+    try:
+        attempt()
+        outcomes[name] = "allowed"
+    except Exception as exc:
+        outcomes[name] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(outcomes))
+"""
+
+
+def test_the_audit_hook_refuses_what_the_value_checks_let_slip() -> None:
+    """With the guards bypassed entirely (plain Python in a process with the hook), files,
+    processes, sockets, imports and code execution are refused by the audit hook."""
+    import json
+
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {root!r})\n" + _AUDITED],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    outcomes = json.loads(done.stdout)
+    for name, outcome in outcomes.items():
+        assert outcome.startswith("PolicyError: the sandbox refuses"), (name, outcome)

@@ -1,0 +1,151 @@
+"""The snippet's builtins: RestrictedPython's safe set, guarded iteration, a capped ``print``.
+
+Builtins that iterate their argument (``sorted``, ``min``, ``enumerate``, ``zip``...) do it
+through the iteration guard, so what they hand back holds only admitted items. ``type``,
+``getattr``, ``open``, ``eval``, ``exec``, ``globals``, ``vars``, ``dir``, ``__import__`` and
+the like are not there at all.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from RestrictedPython.Guards import safe_builtins
+
+from runtime.worker._errors import PolicyError, ToolError
+from runtime.worker._guards import Guards
+
+_PLAIN_BUILTINS = (
+    "bytes",
+    "bytearray",
+    "dict",
+    "frozenset",
+    "list",
+    "set",
+    "tuple",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "next",
+    "iter",
+    "super",
+    "property",
+    "staticmethod",
+    "classmethod",
+    "object",
+    "format",
+    "ascii",
+    "bin",
+    "NotImplemented",
+    "StopAsyncIteration",
+    "RecursionError",
+    "TimeoutError",
+    "ConnectionError",
+    "PermissionError",
+    "FileNotFoundError",
+    "ExceptionGroup",
+    "BaseExceptionGroup",
+)
+REFUSED = frozenset(
+    {
+        "type",
+        "getattr",
+        "setattr",
+        "delattr",
+        "hasattr",
+        "open",
+        "eval",
+        "exec",
+        "compile",
+        "globals",
+        "locals",
+        "vars",
+        "dir",
+        "__import__",
+        "breakpoint",
+        "input",
+        "memoryview",
+        "help",
+        "exit",
+        "quit",
+    }
+)
+
+
+def _named(wrapper: Callable[..., Any], original: Callable[..., Any]) -> Callable[..., Any]:
+    wrapper.__name__ = wrapper.__qualname__ = original.__name__
+    wrapper.__doc__ = original.__doc__
+    return wrapper
+
+
+def guarded_builtins(guards: Guards) -> dict[str, Callable[..., Any]]:
+    """``sorted``, ``min``, ``enumerate``... iterating through ``guards.iter``."""
+    guarded_iter = guards.iter
+
+    def first(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(iterable: Any, *args: Any, **kwargs: Any) -> Any:
+            return fn(guarded_iter(iterable), *args, **kwargs)
+
+        return _named(wrapper, fn)
+
+    def every(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*iterables: Any, **kwargs: Any) -> Any:
+            return fn(*(guarded_iter(i) for i in iterables), **kwargs)
+
+        return _named(wrapper, fn)
+
+    def minmax(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if len(args) == 1:
+                return fn(guarded_iter(args[0]), **kwargs)
+            return fn(*args, **kwargs)
+
+        return _named(wrapper, fn)
+
+    def map_(func: Callable[..., Any], *iterables: Any) -> Iterator[Any]:
+        return map(func, *(guarded_iter(i) for i in iterables))
+
+    def filter_(func: Callable[[Any], Any] | None, iterable: Iterable[Any]) -> Iterator[Any]:
+        return filter(func, guarded_iter(iterable))
+
+    def reversed_(seq: Any) -> Iterator[Any]:
+        guards.admit(seq)
+        backwards: Iterator[Any] = reversed(seq)
+        return backwards
+
+    return {
+        "sorted": first(sorted),
+        "enumerate": first(enumerate),
+        "sum": first(sum),
+        "any": first(any),
+        "all": first(all),
+        "zip": every(zip),
+        "min": minmax(min),
+        "max": minmax(max),
+        "map": _named(map_, map),
+        "filter": _named(filter_, filter),
+        "reversed": _named(reversed_, reversed),
+    }
+
+
+def build_builtins(
+    print_fn: Callable[..., None], import_fn: Callable[..., Any], guards: Guards
+) -> dict[str, Any]:
+    """The snippet's builtins table."""
+    table: dict[str, Any] = {
+        k: v for k, v in safe_builtins.items() if k not in REFUSED and not k.startswith("_")
+    }
+    table["__build_class__"] = builtins.__build_class__
+    for name in _PLAIN_BUILTINS:
+        table[name] = getattr(builtins, name)
+    table.update(guarded_builtins(guards))
+    table.update(
+        print=print_fn,
+        __import__=import_fn,
+        ToolError=ToolError,
+        PolicyError=PolicyError,
+    )
+    return table

@@ -1,0 +1,339 @@
+"""The language layer's invariant, checked on values rather than names.
+
+A snippet only ever holds:
+
+- plain data (``str``, ``bytes``, numbers, ``None``, lists, tuples, dicts, sets...) and the
+  iterators, views and records the standard library builds from it;
+- functions, lambdas, generators and classes the snippet defined, and their instances;
+- vetted facades and their vetted members, provider namespaces and provider functions;
+- the allowed builtins;
+- instances of the classes of the vetted modules (``Counter``, ``datetime``, ``Pattern``...);
+- exceptions (their attributes are checked again when read).
+
+Anything else is refused where it would enter: a module, frame, code object, traceback or
+cell; a function, builtin or method from outside the snippet; a descriptor or an unbound method
+of a builtin type (beyond a vetted few such as ``str.lower``); an event loop, future or task; a
+class the snippet did not define and was not given. :class:`Admission` makes that decision for
+every value that comes out of an attribute, an item, a call, an iteration step or an exception,
+and caches it per type where the type alone decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from runtime.worker._errors import PolicyError
+from runtime.worker._formatting import Formats
+from runtime.worker._policy import FILENAME
+
+PLAIN: frozenset[type] = frozenset(
+    {str, int, float, bool, type(None), bytes, list, dict, tuple, set, frozenset, complex}
+)
+"""Types whose values need no further look (their items were admitted on the way in)."""
+
+FORMAT_METHODS = frozenset({"format", "format_map"})
+
+_PLAIN_CLASSES: frozenset[type] = frozenset(
+    {str, bytes, bytearray, int, float, complex, bool, list, tuple, dict, set, frozenset}
+)
+"""Builtin types whose public unbound methods (``str.lower``, ``dict.get``) snippets may hold."""
+
+_REFUSED: dict[type, str] = {
+    types.ModuleType: "a module",
+    types.FrameType: "a frame",
+    types.CodeType: "a code object",
+    types.TracebackType: "a traceback",
+    types.CellType: "a closure cell",
+    types.MappingProxyType: "a class namespace",
+    types.GetSetDescriptorType: "a descriptor",
+    types.MemberDescriptorType: "a descriptor",
+    types.WrapperDescriptorType: "a slot wrapper",
+    types.MethodWrapperType: "a bound slot wrapper",
+    types.ClassMethodDescriptorType: "a descriptor",
+    asyncio.Future: "a future",
+    asyncio.Task: "a task",
+    asyncio.Handle: "an event loop callback",
+    asyncio.TimerHandle: "an event loop callback",
+}
+for _loop_type in (asyncio.AbstractEventLoop, asyncio.BaseEventLoop):
+    _REFUSED[_loop_type] = "an event loop"
+
+_BUILTIN_INSTANCES = frozenset(
+    {
+        "bytearray",
+        "range",
+        "slice",
+        "ellipsis",
+        "NotImplementedType",
+        "object",
+        "super",
+        "property",
+        "staticmethod",
+        "classmethod",
+        "enumerate",
+        "zip",
+        "map",
+        "filter",
+        "reversed",
+        "generator",
+        "coroutine",
+        "async_generator",
+        "async_generator_asend",
+        "async_generator_athrow",
+        "callable_iterator",
+        "list_iterator",
+        "list_reverseiterator",
+        "tuple_iterator",
+        "set_iterator",
+        "str_ascii_iterator",
+        "str_iterator",
+        "bytes_iterator",
+        "bytearray_iterator",
+        "range_iterator",
+        "longrange_iterator",
+        "iterator",
+        "dict_keys",
+        "dict_values",
+        "dict_items",
+        "dict_keyiterator",
+        "dict_valueiterator",
+        "dict_itemiterator",
+        "dict_reversekeyiterator",
+        "dict_reversevalueiterator",
+        "dict_reverseitemiterator",
+        "odict_keys",
+        "odict_values",
+        "odict_items",
+        "odict_iterator",
+        "memoryview",
+    }
+)
+"""Builtin types (besides the plain ones) whose instances a snippet makes in ordinary code."""
+
+_VETTED_MODULES = frozenset(
+    {
+        "json",
+        "json.decoder",
+        "json.encoder",
+        "_json",
+        "re",
+        "_sre",
+        "re._parser",
+        "math",
+        "statistics",
+        "itertools",
+        "functools",
+        "_functools",
+        "collections",
+        "_collections",
+        "heapq",
+        "bisect",
+        "datetime",
+        "_datetime",
+        "decimal",
+        "_decimal",
+        "fractions",
+        "random",
+        "_random",
+        "textwrap",
+        "difflib",
+        "base64",
+        "hashlib",
+        "_hashlib",
+        "_blake2",
+        "_sha1",
+        "_sha256",
+        "_sha512",
+        "_sha3",
+        "_md5",
+        "uuid",
+        "numbers",
+    }
+)
+"""Modules (and the C modules behind them) whose classes' instances snippets may hold."""
+
+
+def is_vetted_record(obj: Any) -> bool:
+    """An instance (not a class) of a class of the vetted modules: ``Counter``, ``Context``..."""
+    return not isinstance(obj, type) and type(obj).__module__ in _VETTED_MODULES
+
+
+def _refuse(what: str, found: str, hint: str = "") -> PolicyError:
+    tail = f"; {hint}" if hint else ""
+    return PolicyError(
+        f"{what} is {found} from outside the snippet, and values from outside stay there{tail}"
+    )
+
+
+def _name(value: Any) -> str:
+    for attribute in ("__qualname__", "__name__"):
+        try:
+            found = object.__getattribute__(value, attribute)
+        except AttributeError:
+            continue
+        if isinstance(found, str):
+            return found
+    return type(value).__name__
+
+
+class Admission:
+    """Decides whether a value may enter a snippet; one per worker.
+
+    ``vetted`` are the objects handed to the snippet on purpose (its builtins, every facade
+    member); ``own_types`` the runtime's own classes a snippet may hold instances of (facades,
+    provider proxies); ``defined`` tells whether a class is one of the snippet's own."""
+
+    def __init__(
+        self,
+        vetted: Iterable[object],
+        own_types: Iterable[type],
+        defined: Callable[[type], bool],
+    ) -> None:
+        self._keep = list(vetted)  # keeps ids stable for the worker's life
+        self._vetted = {id(v) for v in self._keep}
+        self._own_types = frozenset(own_types)
+        self._defined = defined
+        self.formats: Formats | None = None
+        """Where the guarded ``str.format`` comes from; a real one is never admitted."""
+        self._by_type: dict[type, Callable[[Any, str], Any] | None] = {}
+
+    def vet(self, value: object) -> object:
+        """Add ``value`` to what the snippet may hold (results of vetted factories)."""
+        if id(value) not in self._vetted:
+            self._keep.append(value)
+            self._vetted.add(id(value))
+        return value
+
+    def is_vetted(self, value: object) -> bool:
+        return id(value) in self._vetted
+
+    def admit(self, value: Any, what: str) -> Any:
+        """``value`` if a snippet may hold it; else raise PolicyError naming ``what``."""
+        kind = type(value)
+        if kind in PLAIN:
+            return value
+        try:
+            check = self._by_type[kind]
+        except KeyError:
+            check = self._by_type[kind] = self._classify(kind)
+        return value if check is None else check(value, what)
+
+    def admit_deep(self, value: Any, what: str, budget: int = 100_000) -> Any:
+        """Like ``admit``, and the items of containers too (for what exceptions carry)."""
+        pending = [value]
+        while pending:
+            item = pending.pop()
+            self.admit(item, what)
+            if type(item) in (list, tuple, set, frozenset):
+                pending.extend(item)
+            elif type(item) is dict:
+                pending.extend(item.keys())
+                pending.extend(item.values())
+            budget -= 1
+            if budget < 0:
+                raise PolicyError(f"{what} holds too many objects to check; use str() of it")
+        return value
+
+    # -- per-type decisions --------------------------------------------------------------
+
+    def _classify(self, kind: type) -> Callable[[Any, str], Any] | None:
+        """None when the type alone admits its values, else the check to run per value."""
+        for refused, found in _REFUSED.items():
+            if issubclass(kind, refused):
+                return self._refuser(found)
+        specials: dict[type, Callable[[Any, str], Any]] = {
+            types.FunctionType: self._function,
+            types.BuiltinFunctionType: self._builtin,
+            types.MethodType: self._method,
+            types.MethodDescriptorType: self._unbound,
+        }
+        special = specials.get(kind)
+        if special is not None:
+            return special
+        if issubclass(kind, type):
+            return self._class
+        if kind in self._own_types or issubclass(kind, BaseException) or self._defined(kind):
+            return None
+        module = getattr(kind, "__module__", "")
+        if module == "builtins":
+            return None if kind.__name__ in _BUILTIN_INSTANCES else self._foreign
+        if module in _VETTED_MODULES:
+            return None  # the vetted modules' records: Counter, datetime, Match...
+        return self._foreign
+
+    def _refuser(self, found: str) -> Callable[[Any, str], Any]:
+        def refuse(value: Any, what: str) -> Any:
+            raise _refuse(what, found)
+
+        return refuse
+
+    def _foreign(self, value: Any, what: str) -> Any:
+        if self.is_vetted(value):
+            return value
+        kind = type(value)
+        raise _refuse(what, f"a {kind.__module__}.{kind.__qualname__} object")
+
+    def _function(self, value: types.FunctionType, what: str) -> Any:
+        if value.__code__.co_filename == FILENAME or self.is_vetted(value):
+            return value
+        raise _refuse(what, f"the function {_name(value)}")
+
+    def _builtin(self, value: types.BuiltinFunctionType, what: str) -> Any:
+        if self.is_vetted(value):
+            return value
+        bound = value.__self__
+        if bound is None or isinstance(bound, types.ModuleType):
+            raise _refuse(what, f"the builtin {_name(value)}")
+        if isinstance(bound, str) and value.__name__ in FORMAT_METHODS:
+            if self.formats is None:
+                raise _refuse(what, f"the real str.{value.__name__}")
+            return self.formats.bound(bound, value.__name__)
+        if value.__name__.startswith("_"):
+            raise _refuse(what, f"the special method {_name(value)}")
+        self.admit(bound, what)
+        return value
+
+    def _method(self, value: types.MethodType, what: str) -> Any:
+        """A bound method: its object must be admissible, and the function must be the
+        snippet's, vetted, or a real method of that object's class (not one bound to it)."""
+        if self.is_vetted(value):
+            return value
+        bound, function = value.__self__, value.__func__
+        self.admit(bound, what)
+        code = getattr(function, "__code__", None)
+        if (code is not None and code.co_filename == FILENAME) or self.is_vetted(function):
+            return value
+        owner = bound if isinstance(bound, type) else type(bound)
+        name = getattr(function, "__name__", "")
+        for klass in owner.__mro__:
+            found = klass.__dict__.get(name)
+            if found is function or getattr(found, "__func__", None) is function:
+                return value
+        raise _refuse(what, f"the function {_name(function)} bound to a {owner.__name__}")
+
+    def _unbound(self, value: Any, what: str) -> Any:
+        if self.is_vetted(value):
+            return value
+        owner = getattr(value, "__objclass__", None)
+        name = getattr(value, "__name__", "")
+        if owner is str and name in FORMAT_METHODS and self.formats is not None:
+            return self.formats.unbound[name]
+        if owner in _PLAIN_CLASSES and not name.startswith("_") and name not in FORMAT_METHODS:
+            return value
+        raise _refuse(
+            what,
+            f"the unbound method {_name(value)} of a builtin type",
+            "call it on a value instead, e.g. lambda s: s.lower()",
+        )
+
+    def _class(self, value: type, what: str) -> Any:
+        if value in _PLAIN_CLASSES or value is object or self.is_vetted(value):
+            return value
+        if self._defined(value):
+            return value
+        if issubclass(value, BaseException) and value.__module__ in {"builtins", *_VETTED_MODULES}:
+            return value
+        raise _refuse(what, f"the class {value.__module__}.{value.__qualname__}")

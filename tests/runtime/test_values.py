@@ -1,0 +1,261 @@
+"""The language layer checks values, not names: what a snippet may hold, and what it may not,
+whatever route an object takes (attribute, item, call result, iteration step, exception)."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import collections
+import datetime
+import decimal
+import os
+import re
+import subprocess
+import sys
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from runtime.worker import Admission, PolicyError, SnippetClasses, compile_snippet, make_guards
+
+
+def _frame() -> types.FrameType:
+    return sys._getframe()
+
+
+def _traceback() -> types.TracebackType:
+    try:
+        raise ValueError
+    except ValueError as exc:
+        assert exc.__traceback__ is not None
+        return exc.__traceback__
+
+
+def _cell() -> types.CellType:
+    x = 1
+
+    def inner() -> int:
+        return x
+
+    assert inner.__closure__ is not None
+    return inner.__closure__[0]
+
+
+def _loop_and_future() -> tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]:
+    loop = asyncio.new_event_loop()
+    future = loop.create_future()
+    loop.close()
+    return loop, future
+
+
+_LOOP, _FUTURE = _loop_and_future()
+
+# what -> (a factory of the object, the words of the refusal)
+REFUSED: dict[str, tuple[Callable[[], Any], str]] = {
+    "a module": (lambda: os, "is a module"),
+    "a module reached through a vetted one": (lambda: datetime.sys, "is a module"),  # type: ignore[attr-defined]
+    "a frame": (_frame, "is a frame"),
+    "a code object": (lambda: _frame.__code__, "is a code object"),
+    "a traceback": (_traceback, "is a traceback"),
+    "a closure cell": (_cell, "is a closure cell"),
+    "a class namespace": (lambda: str.__dict__, "is a class namespace"),
+    "a getset descriptor": (lambda: type.__dict__["__name__"], "is a descriptor"),
+    "a member descriptor": (
+        lambda: types.SimpleNamespace.__dict__.get("__dict__") or type.__dict__["__dictoffset__"],
+        "descriptor",
+    ),
+    "a slot wrapper": (lambda: object.__init__, "is a slot wrapper"),
+    "a bound slot wrapper": (lambda: (1).__add__, "is a bound slot wrapper"),
+    "a classmethod descriptor": (lambda: dict.__dict__["fromkeys"], "is a descriptor"),
+    "the real getattr": (lambda: builtins.getattr, "is the builtin getattr"),
+    "the real __import__": (lambda: builtins.__import__, "is the builtin __import__"),
+    "the real open": (lambda: builtins.open, "is the builtin open"),
+    "a foreign function": (lambda: os.path.join, "is the function join"),
+    "a foreign builtin function": (lambda: os.system, "is the builtin system"),
+    "a foreign function bound to plain data": (
+        lambda: types.MethodType(os.path.join, "a"),
+        "the function join bound to a str",
+    ),
+    "a foreign builtin bound to plain data": (
+        lambda: types.MethodType(os.system, "id"),
+        "from outside the snippet",
+    ),
+    "the real str.format": (lambda: "{0.__class__}".format, "the real str.format"),
+    "an unbound str.format without guards": (lambda: str.format, "unbound method"),
+    "a foreign class": (lambda: subprocess.Popen, "is the class subprocess.Popen"),
+    "the type of types": (lambda: type, "is the class builtins.type"),
+    "the function class": (lambda: types.FunctionType, "is the class builtins.function"),
+    "an event loop": (lambda: _LOOP, "is an event loop"),
+    "a future": (lambda: _FUTURE, "is a future"),
+    "a foreign object": (
+        lambda: sys.stdout or object.__new__(subprocess.Popen),
+        "from outside the snippet",
+    ),
+    "a special method": (lambda: int.__subclasses__, "the special method"),
+}
+
+
+def _admission(*vetted: object) -> tuple[Admission, SnippetClasses]:
+    classes = SnippetClasses()
+    return Admission(vetted, (), classes.defined), classes
+
+
+@pytest.mark.parametrize("what", sorted(REFUSED))
+def test_what_a_snippet_may_never_hold(what: str) -> None:
+    """Each is refused with a message that says what it is."""
+    factory, words = REFUSED[what]
+    admission, _ = _admission()
+    with pytest.raises(PolicyError, match=re.escape(words)):
+        admission.admit(factory(), "it")
+
+
+ALLOWED: dict[str, Callable[[], Any]] = {
+    "plain data": lambda: {"a": [1, 2.5, "x", b"y", None, (True, frozenset())]},
+    "an unbound method of a plain type": lambda: str.lower,
+    "a classmethod of a plain type": lambda: dict.fromkeys,
+    "a bound method of plain data": lambda: [].append,
+    "an iterator over plain data": lambda: iter([1, 2]),
+    "a dict view": lambda: {}.items(),
+    "a Counter": lambda: collections.Counter("aab"),
+    "a Counter's method": lambda: collections.Counter().most_common,
+    "a datetime": lambda: datetime.datetime(2024, 1, 1),
+    "a Decimal": lambda: decimal.Decimal("1.5"),
+    "a decimal signal class": lambda: decimal.ConversionSyntax,
+    "a compiled pattern and its match": lambda: re.compile("a").match("a"),
+    "an exception": lambda: KeyError("k"),
+    "a builtin exception class": lambda: ValueError,
+}
+
+
+@pytest.mark.parametrize("what", sorted(ALLOWED))
+def test_what_a_snippet_may_hold(what: str) -> None:
+    """Plain data, what the vetted modules make of it, exceptions: admitted as they are."""
+    admission, _ = _admission()
+    value = ALLOWED[what]()
+    assert admission.admit(value, "it") is value
+
+
+def test_vetted_objects_and_the_snippets_own_classes_are_admitted() -> None:
+    """What was handed to the snippet on purpose, and what it defined itself."""
+    admission, classes = _admission(os.path.join)
+    assert admission.admit(os.path.join, "it") is os.path.join
+    Mine = classes.metaclass("Mine", (), {})
+    assert admission.admit(Mine, "it") is Mine
+    assert isinstance(admission.admit(Mine(), "it"), Mine)
+    code, problems = compile_snippet("def f():\n    return 1\nreturn f")
+    assert code is not None and not problems
+    snippet_function = types.FunctionType(code.co_consts[0].co_consts[1], {})
+    assert admission.admit(snippet_function, "it") is snippet_function
+
+
+# -- the routes a value takes into a snippet -------------------------------------------------
+
+
+class Holder:
+    """An object of the runtime holding internals, as a host-side object would."""
+
+    module = os
+    name = "plain"
+
+    def give_module(self) -> Any:
+        return os
+
+    def give_frame(self) -> Any:
+        return sys._getframe()
+
+
+def _guards() -> Any:
+    classes = SnippetClasses()
+    admission = Admission((), (Holder,), classes.defined)
+    return make_guards(admission, classes)
+
+
+def test_an_attribute_holding_a_module_is_refused() -> None:
+    """`holder.module` never hands out the module."""
+    with pytest.raises(PolicyError, match="attribute 'module' is a module"):
+        _guards().getattr(Holder(), "module")
+    assert _guards().getattr(Holder(), "name") == "plain"
+
+
+def test_a_method_call_returning_internals_is_refused() -> None:
+    """`holder.give_frame()`: the method is admitted, its result is not."""
+    guards = _guards()
+    with pytest.raises(PolicyError, match=r"the result of \.give_frame\(\) is a frame"):
+        guards.callattr(Holder(), "give_frame")
+    with pytest.raises(PolicyError, match=r"the result of \.give_module\(\) is a module"):
+        guards.callattr(Holder(), "give_module")
+
+
+def test_a_call_returning_internals_is_refused() -> None:
+    """`f()` where f hands back a module."""
+    holder = Holder()
+    with pytest.raises(PolicyError, match="the result of this call is a module"):
+        _guards().call(holder.give_module)
+
+
+def test_an_item_holding_a_module_is_refused() -> None:
+    """`d["x"]` where the value is a module."""
+    with pytest.raises(PolicyError, match="this item is a module"):
+        _guards().getitem({"x": os}, "x")
+
+
+def _foreign_items() -> Iterator[Any]:
+    yield 1
+    yield os
+
+
+def test_iterating_a_foreign_iterator_checks_each_item() -> None:
+    """Plain items pass, the module that follows them is refused."""
+    iterator = _guards().iter(_foreign_items())
+    assert next(iterator) == 1
+    with pytest.raises(PolicyError, match="an item is a module"):
+        next(iterator)
+
+
+def test_tuples_from_a_foreign_iterator_are_looked_into() -> None:
+    """`for k, v in foreign.items()`: the pair's parts are checked too."""
+    pairs = iter([("os", os)].__iter__().__next__, None)
+    with pytest.raises(PolicyError, match="an item is a module"):
+        list(_guards().iter(pairs))
+
+
+def test_what_an_exception_carries_is_checked_deeply() -> None:
+    """An exception raised inside the runtime may carry anything: its attributes, and the
+    containers among them, are checked item by item."""
+    guards = _guards()
+    carrier = AttributeError("no such attribute")
+    carrier.obj = os  # CPython sets obj to what a failed attribute walk reached
+    with pytest.raises(PolicyError, match="attribute 'obj' of AttributeError is a module"):
+        guards.getattr(carrier, "obj")
+    nested = ValueError("boom", [{"found": os}])
+    with pytest.raises(PolicyError, match="attribute 'args' of ValueError is a module"):
+        guards.getattr(nested, "args")
+    assert guards.getattr(ValueError("plain", [1]), "args") == ("plain", [1])
+
+
+def test_no_route_hands_out_the_real_str_format() -> None:
+    """`"...".format`, `str.format` and `super().format` all become the guarded formatter,
+    whose field walks are the guards' own."""
+    guards = _guards()
+    bound = guards.getattr("{0.real}", "format")
+    assert bound(3) == "3"
+    unbound = guards.getattr(str, "format")
+    assert unbound("{0.imag}", 2) == "0"
+
+    class S(str):
+        pass
+
+    through_super = guards.getattr(super(S, S("{0.__class__}")), "format")
+    with pytest.raises(PolicyError, match="names starting with '_' are private"):
+        through_super(1)
+
+
+def test_names_are_still_refused_before_values() -> None:
+    """Private names and interpreter internals are refused by name, whatever the value."""
+    guards = _guards()
+    with pytest.raises(PolicyError, match="names starting with '_' are private"):
+        guards.getattr(1, "__class__")
+    with pytest.raises(PolicyError, match="it exposes interpreter internals"):
+        guards.getattr((x for x in []), "gi_frame")
