@@ -8,11 +8,14 @@ be drilled into the same way as a stored result.
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 from collections.abc import Callable
+from pathlib import PurePosixPath
 from typing import Any
 
-from fabric.providers import Workspace
-from runtime import ProviderCallError, ReadError
+from fabric.providers import REFUSALS, Workspace, read_bytes
+from runtime import ProviderCallError, ReadError, run_sync
 from runtime.boundary import (
     MAX_MATCHES_CAP,
     Boundary,
@@ -124,21 +127,31 @@ class ContextTools:
         raise ReadError(code, f"{message} (ctx.read also takes a workspace file path)")
 
     def _file(self, ref: str) -> Readable | None:
+        """The workspace file ``ref``, opened beneath the root; None when there is none.
+
+        A path that exists but may not be read that way (outside the workspace, inside
+        ``.fabric/``) is refused with its own code rather than reported as not found.
+        """
         try:
-            path = self.workspace.resolve(ref)
-        except ProviderCallError:
+            opened = self.workspace.open(ref)
+        except ProviderCallError as exc:
+            if exc.code in REFUSALS:
+                raise ReadError(exc.code, exc.message) from None
             return None
-        if not path.is_file():
-            return None
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ReadError(
-                "bad_range",
-                f"{ref} is {size} bytes; ctx.read reads files up to {MAX_FILE_BYTES} bytes",
-            )
-        data = path.read_bytes()
-        ctype = _FILE_TYPES.get(path.suffix.lower(), "bytes" if b"\x00" in data[:8192] else "text")
-        return BytesReadable(self.workspace.relative(path), data, ctype)
+        with opened:
+            info = os.fstat(opened.fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            if info.st_size > MAX_FILE_BYTES:
+                raise ReadError(
+                    "bad_range",
+                    f"{ref} is {info.st_size} bytes; ctx.read reads files up to "
+                    f"{MAX_FILE_BYTES} bytes",
+                )
+            data = read_bytes(opened.fd, MAX_FILE_BYTES)
+        suffix = PurePosixPath(opened.name).suffix.lower()
+        ctype = _FILE_TYPES.get(suffix, "bytes" if b"\x00" in data[:8192] else "text")
+        return BytesReadable(opened.name, data, ctype)
 
 
 def register_context_tools(registry: Any, tools: ContextTools) -> None:
@@ -158,7 +171,7 @@ def register_context_tools(registry: Any, tools: ContextTools) -> None:
         """Read part of a stored result or workspace file: a byte range, the lines matching a
         query, or the values at a JSON path. Returns the data (content, windows, values)."""
         budget = int(tools.boundary.config.read_offload_threshold * _SNIPPET_SHARE)
-        found = await asyncio.to_thread(
+        found = await run_sync(
             tools.read,
             handle,
             offset=offset,

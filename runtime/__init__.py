@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from runtime._render import render_error, render_value
     from runtime._sandbox import Sandbox
+    from runtime._threads import CallStopped, run_sync, stop_if_requested, stop_requested
     from runtime.worker import NAMESPACES
 
 _EXPORTS = {
@@ -57,12 +58,17 @@ _EXPORTS = {
     "render_error": "runtime._render",
     "render_value": "runtime._render",
     "Sandbox": "runtime._sandbox",
+    "CallStopped": "runtime._threads",
+    "run_sync": "runtime._threads",
+    "stop_if_requested": "runtime._threads",
+    "stop_requested": "runtime._threads",
 }
 
 __all__ = [
     "ISOLATIONS",
     "NAMESPACES",
     "CallRecord",
+    "CallStopped",
     "CompileIssue",
     "DoctorReport",
     "ErrorKind",
@@ -83,6 +89,9 @@ __all__ = [
     "Timings",
     "render_error",
     "render_value",
+    "run_sync",
+    "stop_if_requested",
+    "stop_requested",
 ]
 
 

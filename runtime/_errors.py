@@ -6,6 +6,7 @@ and a structured ``ExecError``. These exceptions are for the embedding program::
     SandboxError                  base of everything raised by runtime
     ├── SandboxUnavailable        the worker parent could not start or died
     ├── SandboxClosed             execute() after close()
+    ├── CallStopped               raised in a provider's thread once its execution ended
     ├── ProviderCallError         raised by a provider to fail one call; becomes ToolError
     │                             inside the snippet, with its ``code`` and ``message``
     └── ReadError                 a ctx_read that cannot be served (bad regex, bad JSON path,

@@ -1,22 +1,34 @@
 """``tools.read``, ``tools.ls`` and ``tools.grep``: the workspace, read-only.
 
-Every path is resolved (symlinks included) and must stay inside the workspace; the
-store under ``.fabric/`` is not listed or searched. File work runs in a thread so a large
-file never stalls the host's event loop, and grep patterns run under a time limit so a
-catastrophic regular expression cannot hang the host.
+Every path is opened beneath the workspace root by ``_paths.open_beneath`` (openat2, no
+symlink out, no check-then-open race) and worked on through its descriptor; ``.fabric/`` is
+refused by path and never listed or searched, and walks follow no symlink. File work runs in a
+thread so a large file never stalls the host's event loop, and grep patterns run under a time
+limit so a catastrophic regular expression cannot hang the host.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import fnmatch
 import os
+import stat
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import regex
 
-from runtime import ProviderCallError
+from fabric.providers._paths import (
+    OpenedPath,
+    WalkedEntry,
+    list_beneath,
+    open_beneath,
+    open_entry,
+    read_bytes,
+    walk_beneath,
+)
+from runtime import ProviderCallError, run_sync, stop_if_requested
 
 MAX_READ_BYTES = 256 * 1024 * 1024
 MAX_LS_ENTRIES = 10_000
@@ -32,19 +44,9 @@ class Workspace:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).resolve()
 
-    def resolve(self, path: str) -> Path:
-        if "\x00" in path:
-            raise ProviderCallError("path contains a NUL byte", code="bad_path")
-        candidate = (self.root / path).resolve()
-        if candidate != self.root and self.root not in candidate.parents:
-            raise ProviderCallError(
-                f"path {path!r} is outside the workspace {self.root}; use a path inside it",
-                code="outside_workspace",
-            )
-        return candidate
-
-    def relative(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix() or "."
+    def open(self, path: str) -> OpenedPath:
+        """Open ``path`` beneath the root (see ``open_beneath``); the caller closes it."""
+        return open_beneath(self.root, path)
 
 
 def _is_binary(head: bytes) -> bool:
@@ -52,18 +54,14 @@ def _is_binary(head: bytes) -> bool:
 
 
 def _read(ws: Workspace, path: str, offset: int, limit: int | None, encoding: str) -> str:
-    target = ws.resolve(path)
-    if target.is_dir():
-        raise ProviderCallError(f"{path!r} is a directory; use tools.ls", code="is_directory")
-    if not target.is_file():
-        raise ProviderCallError(f"{path!r} does not exist in the workspace", code="not_found")
-    size = target.stat().st_size
-    if size > MAX_READ_BYTES:
-        raise ProviderCallError(
-            f"{path!r} is {size} bytes, above the {MAX_READ_BYTES}-byte read limit",
-            code="too_large",
-        )
-    data = target.read_bytes()
+    with ws.open(path) as opened:
+        size = _file_size(opened, path)
+        if size > MAX_READ_BYTES:
+            raise ProviderCallError(
+                f"{path!r} is {size} bytes, above the {MAX_READ_BYTES}-byte read limit",
+                code="too_large",
+            )
+        data = read_bytes(opened.fd, MAX_READ_BYTES)
     try:
         text = data.decode(encoding)
     except LookupError:
@@ -80,50 +78,95 @@ def _read(ws: Workspace, path: str, offset: int, limit: int | None, encoding: st
     return text
 
 
-def _entry(ws: Workspace, path: Path) -> dict[str, Any]:
-    kind = "symlink" if path.is_symlink() else "dir" if path.is_dir() else "file"
-    size = path.lstat().st_size if kind == "file" else 0
-    return {"name": ws.relative(path), "type": kind, "size": size}
+def _file_size(opened: OpenedPath, path: str) -> int:
+    """The size of the regular file ``opened``; folders and devices are refused."""
+    info = os.fstat(opened.fd)
+    if stat.S_ISDIR(info.st_mode):
+        raise ProviderCallError(f"{path!r} is a directory; use tools.ls", code="is_directory")
+    if not stat.S_ISREG(info.st_mode):
+        raise ProviderCallError(f"{path!r} does not exist in the workspace", code="not_found")
+    return info.st_size
+
+
+def _entry(walked: WalkedEntry) -> dict[str, Any] | None:
+    """``{name, type, size}`` from an ``lstat`` (a symlink's target is never looked at);
+    None when the entry went away since it was listed."""
+    try:
+        info = walked.entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    kind = (
+        "symlink" if stat.S_ISLNK(info.st_mode) else "dir" if stat.S_ISDIR(info.st_mode) else "file"
+    )
+    return {"name": walked.name, "type": kind, "size": info.st_size if kind == "file" else 0}
 
 
 def _ls(ws: Workspace, path: str, recursive: bool, glob: str | None) -> list[dict[str, Any]]:
-    base = ws.resolve(path)
-    if not base.is_dir():
-        raise ProviderCallError(f"{path!r} is not a directory in the workspace", code="not_found")
-    entries: list[dict[str, Any]] = []
-    if recursive:
-        for folder, dirs, files in os.walk(base):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-            for name in [*dirs, *sorted(files)]:
-                entries.append(_entry(ws, Path(folder) / name))
+    with ws.open(path) as base:
+        if not stat.S_ISDIR(os.fstat(base.fd).st_mode):
+            raise ProviderCallError(
+                f"{path!r} is not a directory in the workspace", code="not_found"
+            )
+        entries: list[dict[str, Any]] = []
+        with contextlib.closing(_listing(base, recursive)) as listing:
+            for walked in listing:
+                stop_if_requested()
+                entry = _entry(walked)
+                if entry is not None:
+                    entries.append(entry)
                 if len(entries) > MAX_LS_ENTRIES:
                     raise ProviderCallError(
                         f"more than {MAX_LS_ENTRIES} entries under {path!r}; "
                         "narrow the path or pass glob=",
                         code="too_many",
                     )
-    else:
-        entries = [_entry(ws, p) for p in sorted(base.iterdir()) if p.name not in (".fabric",)]
     if glob:
         entries = [e for e in entries if fnmatch.fnmatch(e["name"], glob)]
     return entries
 
 
-def _files_under(ws: Workspace, base: Path, glob: str | None) -> list[Path]:
-    if base.is_file():
-        return [base]
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-        for name in sorted(files):
-            path = Path(folder) / name
-            if (
-                glob is None
-                or fnmatch.fnmatch(ws.relative(path), glob)
-                or fnmatch.fnmatch(name, glob)
-            ):
-                found.append(path)
-    return found
+def _listing(base: OpenedPath, recursive: bool) -> Generator[WalkedEntry, None, None]:
+    """The entries of the folder ``base``: all levels, or its own; never ``.fabric``."""
+    if recursive:
+        yield from walk_beneath(base.fd, _prefix(base), SKIPPED_DIRS)
+    else:
+        yield from list_beneath(base.fd, _prefix(base), frozenset())
+
+
+def _prefix(base: OpenedPath) -> str:
+    return "" if base.name == "." else f"{base.name}/"
+
+
+def _files_under(base: OpenedPath, glob: str | None) -> Generator[tuple[str, bytes], None, None]:
+    """``(name, content)`` of each regular file at or under ``base`` matching ``glob``."""
+    if stat.S_ISREG(os.fstat(base.fd).st_mode):
+        try:
+            data = read_bytes(base.fd, MAX_READ_BYTES)
+        except OSError:
+            return
+        yield base.name, data
+        return
+    if not stat.S_ISDIR(os.fstat(base.fd).st_mode):
+        return
+    for walked in walk_beneath(base.fd, _prefix(base), SKIPPED_DIRS):
+        stop_if_requested()
+        if not _matches(walked, glob):
+            continue
+        fd = open_entry(walked)  # None for symlinks: they are never read
+        if fd is None:
+            continue
+        try:
+            data = read_bytes(fd, MAX_READ_BYTES)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        yield walked.name, data
+
+
+def _matches(walked: WalkedEntry, glob: str | None) -> bool:
+    name = walked.entry.name
+    return glob is None or fnmatch.fnmatch(walked.name, glob) or fnmatch.fnmatch(name, glob)
 
 
 def _grep(
@@ -144,31 +187,34 @@ def _grep(
             "for the text as it is",
             code="invalid_regex",
         ) from None
-    base = ws.resolve(path)
-    if not base.exists():
-        raise ProviderCallError(f"{path!r} does not exist in the workspace", code="not_found")
+    with ws.open(path) as base, contextlib.closing(_files_under(base, glob)) as files:
+        return _search(compiled, pattern, files, max_results)
+
+
+def _search(
+    compiled: regex.Pattern[str],
+    pattern: str,
+    files: Iterator[tuple[str, bytes]],
+    max_results: int,
+) -> list[dict[str, Any]]:
+    """``{path, line, text}`` of the lines of the text ``files`` that ``compiled`` matches."""
     matches: list[dict[str, Any]] = []
-    for file in _files_under(ws, base, glob):
-        try:
-            data = file.read_bytes()
-        except OSError:
-            continue
+    for name, data in files:
         if _is_binary(data[:8192]):
             continue
         text = data.decode("utf-8", errors="replace")
         for number, line in enumerate(text.splitlines(), 1):
+            if number % 4096 == 0:
+                stop_if_requested()
             try:
                 hit = compiled.search(line, timeout=GREP_TIMEOUT_S)
             except TimeoutError:
                 raise ProviderCallError(
-                    f"the pattern {pattern!r} took too long on {ws.relative(file)}:{number}; "
-                    "simplify it",
+                    f"the pattern {pattern!r} took too long on {name}:{number}; simplify it",
                     code="regex_timeout",
                 ) from None
             if hit:
-                matches.append(
-                    {"path": ws.relative(file), "line": number, "text": line[:GREP_LINE_CHARS]}
-                )
+                matches.append({"path": name, "line": number, "text": line[:GREP_LINE_CHARS]})
                 if len(matches) >= max_results:
                     return matches
     return matches
@@ -183,13 +229,13 @@ def register_file_tools(registry: Any, workspace: Workspace) -> None:
         """Read a workspace file as text; offset and limit count lines."""
         if offset < 0 or (limit is not None and limit < 0):
             raise ProviderCallError("offset and limit must be >= 0", code="bad_arguments")
-        return await asyncio.to_thread(_read, workspace, path, offset, limit, encoding)
+        return await run_sync(_read, workspace, path, offset, limit, encoding)
 
     async def ls(
         path: str = ".", recursive: bool = False, glob: str | None = None
     ) -> list[dict[str, Any]]:
         """List a workspace folder: [{name, type, size}], names relative to the workspace."""
-        return await asyncio.to_thread(_ls, workspace, path, recursive, glob)
+        return await run_sync(_ls, workspace, path, recursive, glob)
 
     async def grep(
         pattern: str,
@@ -204,7 +250,7 @@ def register_file_tools(registry: Any, workspace: Workspace) -> None:
             raise ProviderCallError(
                 f"max_results must be between 1 and {MAX_GREP_RESULTS}", code="bad_arguments"
             )
-        return await asyncio.to_thread(
+        return await run_sync(
             _grep, workspace, pattern, path, glob, ignore_case, literal, max_results
         )
 

@@ -15,6 +15,7 @@ from typing import Any
 import regex
 
 from runtime._errors import ReadError
+from runtime._threads import stop_if_requested
 from runtime.boundary._fit import fit
 from runtime.boundary._fit import size as _size
 from runtime.boundary._readable import Readable, ReadResult, Sample, Window
@@ -36,6 +37,7 @@ def _count_rest(blocks: _Blocks, needle: bytes) -> tuple[int, list[Sample]]:
     tail = data[-overlap:] if overlap else b""
     offset += len(data)
     for piece in blocks.pieces:
+        stop_if_requested()
         found = _count(piece, needle)
         if overlap:
             total += (tail + piece[:overlap]).count(needle)
@@ -169,6 +171,7 @@ class _Blocks:
 
     def __iter__(self) -> Iterator[tuple[bytes, int]]:
         for piece in self.pieces:
+            stop_if_requested()
             buf = self.carry + piece if self.carry else piece
             cut = buf.rfind(b"\n") + 1
             if cut == 0:
