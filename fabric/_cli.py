@@ -58,8 +58,31 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("mcp", help="serve Fabric's tools over MCP (stdio, or --http)")
     serve.add_argument("--workspace", default=".", help="workspace folder (default: .)")
     serve.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="HTTP address (default 127.0.0.1; others need --token-env)",
+    )
+    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0: any)")
+    serve.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="require 'Authorization: Bearer <token>', the token read from variable NAME",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another name clients reach the server by, for the Host check (repeatable)",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser origin allowed to call, e.g. http://localhost:5173 (repeatable)",
+    )
     serve.add_argument("--log-file", help="write logs here instead of standard error")
     _cli_read.add_parser(commands)
     _cli_store.add_parser(commands)
@@ -93,16 +116,33 @@ def _serve(args: argparse.Namespace) -> int:
 
     import anyio
 
-    from fabric.mcp import serve
+    from fabric._errors import ConfigError
+    from fabric.mcp import HttpSettings, read_token, serve
 
+    http = None
+    if args.http:
+        http = HttpSettings(
+            host=args.host,
+            port=args.port,
+            token=None if args.token_env is None else read_token(args.token_env),
+            allow_hosts=tuple(args.allow_host),
+            allow_origins=tuple(args.allow_origin),
+        )
+    elif args.token_env is not None or args.allow_host or args.allow_origin:
+        raise ConfigError("--token-env, --allow-host and --allow-origin need --http")
     if args.log_file:
         logging.basicConfig(filename=args.log_file, level=logging.INFO, force=True)
+
+    def ready(url: str) -> None:
+        guard = "bearer token required" if http and http.token else "no token: loopback only"
+        sys.stderr.write(f"fabric mcp: serving streamable HTTP on {url} ({guard})\n")
+        sys.stderr.flush()
 
     async def run() -> None:
         async with Fabric(workspace=args.workspace) as fab:
             for warning in fab.warnings:
                 logging.getLogger("fabric").warning(warning)
-            await serve(fab, http=args.http, host=args.host, port=args.port)
+            await serve(fab, http, ready=ready)
 
     anyio.run(run)
     return 0

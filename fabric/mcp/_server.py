@@ -1,5 +1,5 @@
 """``fabric mcp``: Fabric's tools over the Model Context Protocol (the official SDK's
-``MCPServer``), on stdio or streamable HTTP.
+``MCPServer``), on stdio or streamable HTTP (``_http.py``, behind the checks of ``_gate.py``).
 
 Every tool is declared once, in ``TOOLS``, with the capability it needs; a tool appears only
 when the session has that capability. Each call returns the model-facing text as text content,
@@ -25,6 +25,7 @@ from fabric import __version__
 from fabric._session import Fabric
 from fabric.mcp._breaker import REFUSE_AT, WARN_AT, RepeatBreaker
 from fabric.mcp._describe import exec_description
+from fabric.mcp._http import HttpSettings, serve_http
 from runtime import ExecResult, ProviderCallError
 from store import StoreError
 
@@ -63,13 +64,15 @@ def build_server(fab: Fabric) -> MCPServer:
 
 
 async def serve(
-    fab: Fabric, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765
+    fab: Fabric, http: HttpSettings | None = None, *, ready: Callable[[str], None] | None = None
 ) -> None:
+    """Serve ``fab``'s tools on stdio, or on streamable HTTP as ``http`` says; ``ready`` gets
+    the HTTP endpoint's URL once it accepts connections."""
     server = build_server(fab)
-    if http:
-        await server.run_streamable_http_async(host=host, port=port)
-    else:
+    if http is None:
         await server.run_stdio_async()
+    else:
+        await serve_http(server, http, ready=ready)
 
 
 # -- results ------------------------------------------------------------------------------
