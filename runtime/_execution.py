@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from types import CodeType
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from runtime._errors import ProviderCallError
 from runtime._models import (
@@ -89,6 +89,16 @@ class _WireError(BaseModel):
     problems: list[CompileIssue] = []
 
 
+class _Parts(BaseModel):
+    """A large value sent in slices: the container at ``path`` (dict keys) arrives in
+    ``count`` frames that follow the result frame."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    path: list[str]
+    kind: Literal["list", "dict"]
+    count: int = Field(ge=1, le=1_000_000)
+
+
 class _Result(BaseModel):
     model_config = ConfigDict(extra="ignore")
     op: Literal["result"]
@@ -99,13 +109,68 @@ class _Result(BaseModel):
     calls: int = 0
     timings: dict[str, float] = {}
     error: _WireError | None = None
+    warnings: list[str] = []
+    parts: _Parts | None = None
 
 
-async def _read_frame(reader: asyncio.StreamReader, max_bytes: int) -> Any:
+_OFF_LOOP_BYTES = 256 * 1024
+"""Frames at least this large are decoded (and results validated) in a thread, so a worker
+returning megabytes never stalls the host's event loop and the other sessions on it."""
+
+
+def _decode(codec: int, body: bytes) -> Any:
     try:
-        return await _wire.read_frame(reader, max_bytes=max_bytes, trust_marshal=False)
+        return _wire.decode(codec, body, trust_marshal=False)
     except _wire.WireError as exc:
         raise ProtocolViolation(str(exc)) from None
+
+
+async def _read_frame(reader: asyncio.StreamReader, max_bytes: int) -> tuple[Any, int]:
+    """One decoded frame from the worker, and its size in bytes."""
+    length, codec = _wire.HEADER.unpack(await reader.readexactly(_wire.HEADER.size))
+    if length > max_bytes:
+        raise ProtocolViolation(f"frame of {length} bytes exceeds the {max_bytes}-byte cap")
+    body = await reader.readexactly(length)
+    if length < _OFF_LOOP_BYTES:
+        return _decode(codec, body), length
+    return await asyncio.to_thread(_decode, codec, body), length
+
+
+async def _assemble(
+    reader: asyncio.StreamReader, result: _Result, max_frame: int, max_total: int
+) -> _Result:
+    """Read the slices of a large value and put them in place; anything that does not fit
+    the announced shape is a protocol violation."""
+    parts = result.parts
+    assert parts is not None
+    target: Any = result.value
+    for key in parts.path:
+        if not isinstance(target, dict) or key not in target:
+            raise ProtocolViolation(f"the sliced value has no entry {key!r} on its path")
+        target = target[key]
+    want = dict if parts.kind == "dict" else list
+    if type(target) is not want or target:
+        raise ProtocolViolation("the sliced value's placeholder is not an empty container")
+    total = 0
+    for _ in range(parts.count):
+        message, size = await _read_frame(reader, max_frame)
+        if type(message) is not want:
+            raise ProtocolViolation(f"a slice of a {parts.kind} is a {type(message).__name__}")
+        total += size
+        if total > max_total:
+            raise ProtocolViolation("the slices exceed the result limit")
+        if isinstance(target, dict):
+            target.update(message)
+        else:
+            target.extend(message)
+    return result.model_copy(update={"parts": None})
+
+
+def _validated(message: Any) -> _Result:
+    try:
+        return _Result.model_validate(message)
+    except ValidationError as exc:
+        raise ProtocolViolation(f"malformed result: {exc.errors()[0]['msg']}") from None
 
 
 def _plain(value: Any) -> Any:
@@ -320,7 +385,7 @@ async def probe(worker: Worker, targets: dict[str, Any]) -> list[dict[str, Any]]
         worker.writer.write(_wire.encode_marshal(request))
         async with asyncio.timeout(_PROBE_LIMITS.timeout_s + 5):
             while frames < 2:
-                message = await _read_frame(worker.reader, 1024 * 1024)
+                message, _ = await _read_frame(worker.reader, 1024 * 1024)
                 if not isinstance(message, dict) or message.get("op") != "probed":
                     break
                 frames += 1
@@ -372,17 +437,19 @@ async def execute(
         writer.write(_wire.encode_marshal(request))
         async with asyncio.timeout(limits.timeout_s):
             while True:
-                message = await _read_frame(reader, max_frame)
+                message, size = await _read_frame(reader, max_frame)
                 op = message.get("op") if isinstance(message, dict) else None
                 if op == "call":
                     calls.dispatch(message)
                     continue
                 if op != "result":
                     raise ProtocolViolation(f"unexpected message {str(op)[:40]!r}")
-                try:
-                    result = _Result.model_validate(message)
-                except ValidationError as exc:
-                    raise ProtocolViolation(f"malformed result: {exc.errors()[0]['msg']}") from None
+                if size >= _OFF_LOOP_BYTES:
+                    result = await asyncio.to_thread(_validated, message)
+                else:
+                    result = _validated(message)
+                if result.parts is not None:
+                    result = await _assemble(reader, result, max_frame, limits.max_result_bytes)
                 spent = timings(
                     result.timings.get("compile_ms", 0.0), result.timings.get("run_ms", 0.0)
                 )
@@ -401,7 +468,7 @@ async def execute(
                         dropped=result.logs_dropped,
                         calls=calls.count,
                         call_log=tuple(calls.log),
-                    )
+                    ).model_copy(update={"warnings": tuple(result.warnings)})
                 text = (
                     render_output(result.value, result.logs, result.logs_dropped) if render else ""
                 )
@@ -414,6 +481,7 @@ async def execute(
                     timings=spent,
                     calls=calls.count,
                     call_log=tuple(calls.log),
+                    warnings=tuple(result.warnings),
                 )
     except TimeoutError:
         worker.kill()

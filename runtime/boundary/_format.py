@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import yaml
@@ -40,9 +41,43 @@ except AttributeError:  # PyYAML built without libyaml
     _Dumper = yaml.SafeDumper
 
 
-def to_json(value: Any) -> str:
-    """Compact one-line JSON: what the store keeps for structured results."""
+_SLICE_ITEMS = 4096
+_SLICED_DEPTH = 4
+
+
+def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=json_default, separators=(",", ":"))
+
+
+def to_json(value: Any, _depth: int = 0) -> str:
+    """Compact one-line JSON: what the store keeps for structured results.
+
+    The same text as one ``json.dumps``, but large lists and dicts are encoded a slice at a
+    time with a pause between slices: ``json.dumps`` holds the interpreter for its whole run,
+    and a boundary thread encoding megabytes would otherwise stall the event loop."""
+    if _depth > _SLICED_DEPTH or not isinstance(value, list | tuple | dict):
+        return _dumps(value)
+    if isinstance(value, dict):
+        if not all(type(key) is str for key in value):
+            return _dumps(value)  # json.dumps's own key conversions
+        if len(value) <= _SLICE_ITEMS:
+            entries = [f"{_dumps(k)}:{to_json(v, _depth + 1)}" for k, v in value.items()]
+            return "{" + ",".join(entries) + "}"
+        items = list(value.items())
+        pieces = []
+        for start in range(0, len(items), _SLICE_ITEMS):
+            pieces.append(_dumps(dict(items[start : start + _SLICE_ITEMS]))[1:-1])
+            time.sleep(0)  # let other threads run
+        return "{" + ",".join(pieces) + "}"
+    if len(value) <= _SLICE_ITEMS:
+        if len(value) <= 16:
+            return "[" + ",".join(to_json(v, _depth + 1) for v in value) + "]"
+        return _dumps(value)
+    pieces = []
+    for start in range(0, len(value), _SLICE_ITEMS):
+        pieces.append(_dumps(list(value[start : start + _SLICE_ITEMS]))[1:-1])
+        time.sleep(0)
+    return "[" + ",".join(pieces) + "]"
 
 
 def render(value: Any, fmt: ResultFormat = "auto") -> str:

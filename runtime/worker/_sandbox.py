@@ -22,14 +22,13 @@ import signal
 import socket
 import sys
 import time
-from types import CodeType, CoroutineType, TracebackType
+from types import CodeType, CoroutineType
 from typing import Any, NoReturn
 
-from runtime.worker import _audit, _probes, _wire
+from runtime.worker import _audit, _probes, _results, _wire
 from runtime.worker._builtins import build_builtins
-from runtime.worker._channel import CallLimitError, Channel, HostLink, Namespace, ProviderFunction
+from runtime.worker._channel import Channel, HostLink, Namespace, ProviderFunction
 from runtime.worker._confine import Kernel
-from runtime.worker._errors import PolicyError, ToolError
 from runtime.worker._formatting import BoundFormat
 from runtime.worker._guards import SnippetClasses, make_guards
 from runtime.worker._heap import HEAP_MB, Heap
@@ -41,47 +40,14 @@ from runtime.worker._modules import (
     facade_members,
     make_import,
 )
-from runtime.worker._policy import FILENAME, MAIN, CompileProblem, compile_snippet
+from runtime.worker._output import Output
+from runtime.worker._policy import MAIN, CompileProblem, compile_snippet
+from runtime.worker._results import encode_result, exception_error
 from runtime.worker._values import Admission
 
 NAMESPACES = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
 MAX_EXEC_MESSAGE = 64 * 1024 * 1024
 _REQUEST_BUFFER = 64 * 1024
-
-
-class Output:
-    """Captured ``print`` output, capped; what does not fit is counted, not kept."""
-
-    def __init__(self, cap: int = 0) -> None:
-        self._parts: list[str] = []
-        self._size = 0
-        self.cap = cap
-        self.dropped = 0
-
-    def print(
-        self,
-        *args: Any,
-        sep: str | None = " ",
-        end: str | None = "\n",
-        file: Any = None,
-        flush: bool = False,
-    ) -> None:
-        if file is not None:
-            raise PolicyError("print(file=...) is not allowed: snippets have no files")
-        text = (" " if sep is None else str(sep)).join(str(a) for a in args)
-        text += "\n" if end is None else str(end)
-        room = self.cap - self._size
-        if room <= 0:
-            self.dropped += len(text)
-            return
-        if len(text) > room:
-            self.dropped += len(text) - room
-            text = text[:room]
-        self._parts.append(text)
-        self._size += len(text)
-
-    def text(self) -> str:
-        return "".join(self._parts)
 
 
 def _address_space() -> int:
@@ -101,62 +67,6 @@ def apply_limits(limits: dict[str, Any], address_space: int) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (budget, budget))
     signal.alarm(alarm)  # default action kills: a last resort after the host
-
-
-def _snippet_line(tb: TracebackType | None) -> int | None:
-    line = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == FILENAME:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
-
-
-def _error(
-    kind: str,
-    message: str,
-    *,
-    type_name: str = "",
-    line: int | None = None,
-    column: int | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    return {
-        "kind": kind,
-        "type": type_name,
-        "message": message[:4000],
-        "line": line,
-        "column": column,
-        **extra,
-    }
-
-
-def _exception_error(exc: BaseException, limits: dict[str, Any]) -> dict[str, Any]:
-    with _audit.trusted():
-        line = _snippet_line(exc.__traceback__)
-    name = type(exc).__name__
-    if isinstance(exc, MemoryError):
-        return _error(
-            "memory",
-            f"the snippet exceeded its memory limit of {limits['memory_mb']} MB",
-            type_name=name,
-            line=line,
-            limit=limits["memory_mb"],
-        )
-    if isinstance(exc, PolicyError):
-        return _error("policy", str(exc), type_name=name, line=line)
-    if isinstance(exc, CallLimitError):
-        return _error("limit", str(exc), type_name=name, line=line, limit=limits["max_calls"])
-    if isinstance(exc, ToolError):
-        text = str(exc)
-        if exc.tool and not text.startswith(exc.tool):
-            text = f"{exc.tool}: {text}"
-        return _error("tool", text, type_name=name, line=line, tool=exc.tool, code=exc.code)
-    try:
-        text = str(exc)
-    except Exception:
-        text = "<unprintable>"
-    return _error("runtime", text, type_name=name, line=line)
 
 
 _REHEARSAL = (
@@ -221,7 +131,8 @@ class Prepared:
             host.sendall(_wire.encode_marshal({"id": 1, "ok": True, "value": "hello"}))
             limit_values(received["limits"], _address_space())
             result = await _run(link, received, self)
-            await _wire.write_frame(link, _encode_result(result, _REHEARSAL_LIMITS))
+            for frame in encode_result(result, _REHEARSAL_LIMITS):
+                await _wire.write_frame(link, frame)
             host.shutdown(socket.SHUT_WR)
             await link.closed
             link.close()
@@ -273,7 +184,7 @@ async def _run(
             "ok": False,
             "timings": timings,
             "logs": "",
-            "error": _error(
+            "error": _results.error(
                 first.kind,
                 first.message,
                 line=first.line,
@@ -295,7 +206,7 @@ async def _run(
         if isinstance(value, CoroutineType):  # snippets cannot define other awaitables
             value.close()
             value = None
-            error = _error(
+            error = _results.error(
                 "runtime",
                 "the snippet returned a coroutine: add await, "
                 "e.g. `return await tools.read(path=...)`",
@@ -304,7 +215,7 @@ async def _run(
     except BaseException as exc:  # snippet code may raise anything, SystemExit included
         prepared.reserve = None  # room to report a MemoryError
         glb.clear()
-        error = _exception_error(exc, limits)
+        error = exception_error(exc, limits)
         del exc
         gc.collect()
     timings["run_ms"] = (time.perf_counter() - compiled) * 1000
@@ -321,71 +232,6 @@ async def _run(
     else:
         result["value"] = value
     return result
-
-
-def _encode_result(result: dict[str, Any], limits: dict[str, Any]) -> bytes:
-    cap = int(limits["max_result_bytes"])
-    try:
-        frame = _wire.encode_json(result)
-    except TypeError as exc:
-        hint = "add await" if "coroutine" in str(exc) else "return plain data"
-        return _wire.encode_json(
-            {
-                **result,
-                "ok": False,
-                "value": None,
-                "error": _error(
-                    "runtime",
-                    f"the return value cannot leave the sandbox: {exc}; {hint} "
-                    "(str, bytes, int, float, bool, None, list, dict)",
-                    type_name="TypeError",
-                ),
-            }
-        )
-    except (ValueError, RecursionError) as exc:
-        return _wire.encode_json(
-            {
-                **result,
-                "ok": False,
-                "value": None,
-                "error": _error(
-                    "runtime",
-                    f"the return value cannot leave the sandbox: {type(exc).__name__}: {exc}",
-                    type_name=type(exc).__name__,
-                ),
-            }
-        )
-    except MemoryError:
-        return _wire.encode_json(
-            {
-                **result,
-                "ok": False,
-                "value": None,
-                "logs": "",
-                "error": _error(
-                    "memory",
-                    "the return value is too large to serialize within the memory limit",
-                    type_name="MemoryError",
-                    limit=limits["memory_mb"],
-                ),
-            }
-        )
-    if len(frame) > cap:
-        return _wire.encode_json(
-            {
-                **result,
-                "ok": False,
-                "value": None,
-                "error": _error(
-                    "limit",
-                    f"the return value is {len(frame)} bytes, above the {cap}-byte limit; "
-                    "return a slice, a count or a summary instead",
-                    type_name="ResultTooLarge",
-                    limit=cap,
-                ),
-            }
-        )
-    return frame
 
 
 async def _connect(sock: socket.socket) -> HostLink:
@@ -418,7 +264,8 @@ async def _serve(sock: socket.socket, prepared: Prepared, kernel: Kernel, *, spa
         else:
             _audit.install()
             result = await _run(link, request, prepared)
-        await _wire.write_frame(link, _encode_result(result, request["limits"]))
+        for frame in encode_result(result, request["limits"]):
+            await _wire.write_frame(link, frame)
     # Stay until the host hangs up: closing with replies still unread would reset the
     # connection and could cost the host the result it has not read yet.
     await link.closed
@@ -431,7 +278,9 @@ def _unconfined(failure: str) -> dict[str, Any]:
         "ok": False,
         "timings": {"compile_ms": 0.0, "run_ms": 0.0},
         "logs": "",
-        "error": _error("policy", f"{failure}; the snippet was not run", type_name="Isolation"),
+        "error": _results.error(
+            "policy", f"{failure}; the snippet was not run", type_name="Isolation"
+        ),
     }
 
 

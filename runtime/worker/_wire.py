@@ -48,8 +48,11 @@ def _json_object_hook(obj: dict[str, Any]) -> Any:
 
 
 def encode_json(message: object) -> bytes:
-    """Frame ``message`` as JSON. Raises TypeError/ValueError/RecursionError on bad data."""
-    body = json.dumps(message, default=_json_default, ensure_ascii=False).encode("utf-8")
+    """Frame ``message`` as JSON. Raises TypeError (not plain data), ValueError (NaN or
+    Infinity, which JSON lacks), UnicodeEncodeError (a lone surrogate) or RecursionError."""
+    body = json.dumps(message, default=_json_default, ensure_ascii=False, allow_nan=False).encode(
+        "utf-8"
+    )
     return HEADER.pack(len(body), JSON) + body
 
 
@@ -59,10 +62,15 @@ def encode_marshal(message: Any) -> bytes:
     return HEADER.pack(len(body), MARSHAL) + body
 
 
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def decode_json(body: bytes | bytearray | memoryview) -> Any:
-    """Parse a JSON body from an untrusted peer; every failure becomes WireError."""
+    """Parse a JSON body from an untrusted peer (strict JSON: no NaN or Infinity); every
+    failure becomes WireError."""
     try:
-        return json.loads(bytes(body), object_hook=_json_object_hook)
+        return json.loads(bytes(body), object_hook=_json_object_hook, parse_constant=_no_constants)
     except (ValueError, RecursionError, MemoryError) as exc:
         raise WireError(f"undecodable JSON frame: {type(exc).__name__}: {exc}"[:300]) from None
 

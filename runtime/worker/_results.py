@@ -1,0 +1,303 @@
+"""What a worker sends back: errors as data, and the one result frame, which always leaves.
+
+A returned value crosses as JSON. What JSON cannot carry is handled here, in the worker:
+
+- NaN and Infinity are returned as the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``
+  (JSON has no such numbers), with a warning that says where they were;
+- a lone surrogate in a string is a clean error that names where it is;
+- anything that is not plain data is a clean error that says what to return instead;
+- a value too large for the result limit is a clean error with the size and the limit.
+
+Whatever goes wrong while encoding, :func:`encode_result` still produces frames the host can
+read: the worker never dies for what its snippet returned.
+
+A value whose JSON is larger than :data:`PART_BYTES` goes in slices: the result frame carries
+the value with its biggest list or dict left empty, and ``parts`` says where that container is;
+the slices follow, one frame each. The host decodes them one at a time, so no single decode
+holds its interpreter (and the event loop serving every other session) for long.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any
+
+from runtime.worker import _audit, _wire
+from runtime.worker._channel import CallLimitError
+from runtime.worker._errors import PolicyError, ToolError
+from runtime.worker._policy import FILENAME
+
+PART_BYTES = 1 << 20
+"""Values whose JSON is larger than this cross in slices of about this size."""
+
+_MAX_MESSAGE = 4000
+_SHOWN_PATHS = 5
+_WALK_BUDGET = 1_000_000
+
+
+def readable(text: str) -> str:
+    """``text`` with lone surrogates spelled out, so it always encodes as UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def error(
+    kind: str,
+    message: str,
+    *,
+    type_name: str = "",
+    line: int | None = None,
+    column: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "type": type_name,
+        "message": readable(message[:_MAX_MESSAGE]),
+        "line": line,
+        "column": column,
+        **extra,
+    }
+
+
+def snippet_line(tb: TracebackType | None) -> int | None:
+    """The last line of the snippet's own code in a traceback."""
+    line = None
+    with _audit.trusted():
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == FILENAME:
+                line = tb.tb_lineno
+            tb = tb.tb_next
+    return line
+
+
+def exception_error(exc: BaseException, limits: dict[str, Any]) -> dict[str, Any]:
+    line = snippet_line(exc.__traceback__)
+    name = type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return error(
+            "memory",
+            f"the snippet exceeded its memory limit of {limits['memory_mb']} MB",
+            type_name=name,
+            line=line,
+            limit=limits["memory_mb"],
+        )
+    if isinstance(exc, PolicyError):
+        return error("policy", str(exc), type_name=name, line=line)
+    if isinstance(exc, CallLimitError):
+        return error("limit", str(exc), type_name=name, line=line, limit=limits["max_calls"])
+    if isinstance(exc, ToolError):
+        text = str(exc)
+        if exc.tool and not text.startswith(exc.tool):
+            text = f"{exc.tool}: {text}"
+        return error("tool", text, type_name=name, line=line, tool=exc.tool, code=exc.code)
+    try:
+        text = str(exc)
+    except Exception:
+        text = "<unprintable>"
+    return error("runtime", text, type_name=name, line=line)
+
+
+# -- walking a value -------------------------------------------------------------------------
+
+
+def _leaves(value: Any) -> Iterator[tuple[str, Any]]:
+    """(JSON path, leaf) for every str and float in ``value``, depth first, within a budget."""
+    stack: list[tuple[str, Any]] = [("$", value)]
+    budget = _WALK_BUDGET
+    while stack and budget > 0:
+        budget -= 1
+        path, item = stack.pop()
+        if isinstance(item, dict):
+            for key in reversed(list(item)):
+                if isinstance(key, str):
+                    yield f"{path}.{key} (key)", key
+                stack.append((f"{path}[{key!r}]", item[key]))
+        elif isinstance(item, list | tuple):
+            stack.extend((f"{path}[{i}]", part) for i, part in reversed(list(enumerate(item))))
+        else:
+            yield path, item
+
+
+def _non_finite(value: Any) -> str | None:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return None
+
+
+def _finite(value: Any, found: list[str], path: str = "$") -> Any:
+    """``value`` with NaN and Infinity replaced by their names; their paths go to ``found``."""
+    if isinstance(value, float):
+        name = _non_finite(value)
+        if name is None:
+            return value
+        found.append(path)
+        return name
+    if isinstance(value, dict):
+        return {k: _finite(v, found, f"{path}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v, found, f"{path}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def _surrogate(value: Any) -> str:
+    for path, leaf in _leaves(value):
+        if isinstance(leaf, str):
+            try:
+                leaf.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return f"{path} (character {exc.start}, {leaf[exc.start]!r})"
+    return "somewhere in it"
+
+
+# -- the frame -------------------------------------------------------------------------------
+
+
+def _failed(result: dict[str, Any], failure: dict[str, Any]) -> dict[str, Any]:
+    return {**result, "ok": False, "value": None, "error": failure}
+
+
+def _plain_data_error(exc: TypeError) -> dict[str, Any]:
+    hint = "add await" if "coroutine" in str(exc) else "return plain data"
+    return error(
+        "runtime",
+        f"the return value cannot leave the sandbox: {exc}; {hint} "
+        "(str, bytes, int, float, bool, None, list, dict)",
+        type_name="TypeError",
+    )
+
+
+Encoded = tuple[dict[str, Any], bytes]
+"""A result message as it will be sent, and its frame."""
+
+
+def _encode(result: dict[str, Any]) -> Encoded:
+    try:
+        return result, _wire.encode_json(result)
+    except TypeError as exc:
+        failed = _failed(result, _plain_data_error(exc))
+        return failed, _wire.encode_json(failed)
+    except UnicodeEncodeError:
+        where = _surrogate(result.get("value"))
+        failure = error(
+            "runtime",
+            f"the return value holds a lone surrogate at {where}: it is not valid Unicode, so "
+            "it cannot leave the sandbox; encode the text first, e.g. "
+            "s.encode('utf-8', 'backslashreplace').decode()",
+            type_name="UnicodeEncodeError",
+        )
+        failed = _failed(result, failure)
+        return failed, _wire.encode_json(failed)
+    except ValueError as exc:
+        if "Out of range float" not in str(exc):
+            raise
+        found: list[str] = []
+        value = _finite(result.get("value"), found)
+        shown = ", ".join(found[:_SHOWN_PATHS]) + (" ..." if len(found) > _SHOWN_PATHS else "")
+        note = (
+            f"the return value held {len(found)} NaN or Infinity number(s) at {shown}; JSON has "
+            'none, so they are returned as the strings "NaN", "Infinity" and "-Infinity"'
+        )
+        warnings = [*result.get("warnings", []), note]
+        return _encode({**result, "value": value, "warnings": warnings})
+
+
+def _checked(result: dict[str, Any], limits: dict[str, Any]) -> Encoded:
+    cap = int(limits["max_result_bytes"])
+    try:
+        sent, frame = _encode(result)
+    except MemoryError:
+        failure = error(
+            "memory",
+            "the return value is too large to serialize within the memory limit",
+            type_name="MemoryError",
+            limit=limits["memory_mb"],
+        )
+        failed = _failed({**result, "logs": ""}, failure)
+        return failed, _wire.encode_json(failed)
+    except (ValueError, RecursionError) as exc:
+        failure = error(
+            "runtime",
+            f"the return value cannot leave the sandbox: {type(exc).__name__}: {exc}",
+            type_name=type(exc).__name__,
+        )
+        failed = _failed(result, failure)
+        return failed, _wire.encode_json(failed)
+    if len(frame) > cap:
+        failure = error(
+            "limit",
+            f"the return value is {len(frame)} bytes, above the {cap}-byte limit; "
+            "return a slice, a count or a summary instead",
+            type_name="ResultTooLarge",
+            limit=cap,
+        )
+        failed = _failed(result, failure)
+        return failed, _wire.encode_json(failed)
+    return sent, frame
+
+
+# -- large values, in slices -----------------------------------------------------------------
+
+
+def _bulk(value: Any, size: int) -> list[Any]:
+    """The path (dict keys) to where the bulk of ``value`` is: descend while one entry of a
+    dict holds most of its bytes."""
+    path: list[Any] = []
+    node = value
+    while isinstance(node, dict) and len(node) > 0:
+        sizes = {key: len(_wire.encode_json(child)) for key, child in node.items()}
+        key = max(sizes, key=lambda k: sizes[k])
+        child = node[key]
+        if sizes[key] * 2 < size or not isinstance(child, list | dict) or len(child) < 2:
+            break
+        path.append(key)
+        node, size = child, sizes[key]
+    return path
+
+
+def _emptied(value: Any, path: list[Any], empty: Any) -> Any:
+    """``value`` with the container at ``path`` replaced by ``empty``, copying only the dicts
+    on the way (the snippet's own value is not touched)."""
+    if not path:
+        return empty
+    copy = dict(value)
+    copy[path[0]] = _emptied(value[path[0]], path[1:], empty)
+    return copy
+
+
+def _sliced(result: dict[str, Any], size: int) -> list[bytes] | None:
+    """The frames of a large result in slices, or None when there is no container to slice
+    (one huge string, say)."""
+    value = result["value"]
+    path = _bulk(value, size)
+    container = value
+    for key in path:
+        container = container[key]
+    if not isinstance(container, list | dict) or len(container) < 2:
+        return None
+    kind = "dict" if isinstance(container, dict) else "list"
+    items: list[Any] = list(container.items()) if isinstance(container, dict) else container
+    per = max(1, len(items) * PART_BYTES // size)
+    slices = [items[i : i + per] for i in range(0, len(items), per)]
+    header = {
+        **result,
+        "value": _emptied(value, path, {} if kind == "dict" else []),
+        "parts": {"path": path, "kind": kind, "count": len(slices)},
+    }
+    frames = [_wire.encode_json(header)]
+    frames.extend(_wire.encode_json(dict(part) if kind == "dict" else part) for part in slices)
+    return frames
+
+
+def encode_result(result: dict[str, Any], limits: dict[str, Any]) -> list[bytes]:
+    """The result frames; every failure to encode becomes an error result, never an exception."""
+    sent, frame = _checked(result, limits)
+    if len(frame) <= PART_BYTES or not sent.get("ok"):
+        return [frame]
+    try:
+        return _sliced(sent, len(frame)) or [frame]
+    except (MemoryError, ValueError, RecursionError, TypeError):
+        return [frame]

@@ -1,0 +1,147 @@
+"""The host trusts nothing a worker sends. The test plays a compromised worker over a socket
+pair and sends what such a worker might; every case ends as an error result, never an
+exception, and the worker is killed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from runtime import ExecResult, Limits
+from runtime._execution import execute
+from runtime._pool import Worker
+from runtime.worker import _wire
+
+
+class _NoProviders:
+    def catalog(self) -> dict[str, list[str]]:
+        return {}
+
+    async def call(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def frame(body: bytes, codec: int = _wire.JSON) -> bytes:
+    return _wire.HEADER.pack(len(body), codec) + body
+
+
+def result(**fields: Any) -> bytes:
+    return frame(json.dumps({"op": "result", "ok": True, "timings": {}, **fields}).encode())
+
+
+async def run_against(
+    act: Callable[[socket.socket], Awaitable[None]], limits: Limits | None = None
+) -> tuple[ExecResult, list[int]]:
+    """Run one execution whose worker is ``act``; returns the result and the kills."""
+    host, hostile = socket.socketpair()
+    hostile.setblocking(False)
+    reader, writer = await asyncio.open_unix_connection(sock=host)
+    loop = asyncio.get_running_loop()
+    exit_status: asyncio.Future[int] = loop.create_future()
+    kills: list[int] = []
+
+    def kill(worker_id: int) -> None:
+        kills.append(worker_id)
+        if not exit_status.done():
+            exit_status.set_result(9)
+        hostile.close()
+
+    worker = Worker(7, reader, writer, exit_status, kill)
+
+    async def behave() -> None:
+        await loop.sock_recv(hostile, 1 << 20)  # the exec request
+        await act(hostile)
+
+    actor = asyncio.ensure_future(behave())
+    try:
+        done = await execute(worker, "return 1", _NoProviders(), limits or Limits(timeout_s=5))
+    finally:
+        actor.cancel()
+        writer.close()
+    return done, kills
+
+
+def sends(*frames: bytes) -> Callable[[socket.socket], Awaitable[None]]:
+    async def act(sock: socket.socket) -> None:
+        for data in frames:
+            await asyncio.get_running_loop().sock_sendall(sock, data)
+
+    return act
+
+
+async def test_nan_from_a_worker_is_a_protocol_error() -> None:
+    """The host parses strict JSON: a NaN token is refused, not turned into a float."""
+    done, kills = await run_against(sends(frame(b'{"op": "result", "ok": true, "value": NaN}')))
+    assert done.error is not None and done.error.kind == "protocol"
+    assert "NaN is not JSON" in done.error.message
+    assert kills == [7]
+
+
+async def test_marshal_from_a_worker_is_refused() -> None:
+    """Only the host may send marshal; a worker's marshal frame is a protocol error."""
+    done, kills = await run_against(sends(frame(b"\xe9\x01\x00\x00\x00", _wire.MARSHAL)))
+    assert done.error is not None and done.error.kind == "protocol"
+    assert "not accepted" in done.error.message and kills == [7]
+
+
+async def test_an_oversized_frame_is_refused_before_it_is_read() -> None:
+    """The size cap is checked against the header."""
+    limits = Limits(timeout_s=5, max_result_bytes=1024, output_bytes=0)
+    huge = _wire.HEADER.pack(50_000_000, _wire.JSON)
+    done, kills = await run_against(sends(huge), limits)
+    assert done.error is not None and "exceeds" in done.error.message and kills == [7]
+
+
+async def test_slices_that_do_not_fit_their_announcement_are_refused() -> None:
+    """A sliced value whose parts are of the wrong kind, or whose path leads nowhere, is a
+    protocol error."""
+    wrong_kind = sends(
+        result(value=[], parts={"path": [], "kind": "list", "count": 1}),
+        frame(b'{"a": 1}'),
+    )
+    done, kills = await run_against(wrong_kind)
+    assert done.error is not None and "a slice of a list is a dict" in done.error.message
+    assert kills == [7]
+    nowhere = sends(result(value={"a": []}, parts={"path": ["b"], "kind": "list", "count": 1}))
+    done, _ = await run_against(nowhere)
+    assert done.error is not None and "no entry 'b'" in done.error.message
+    not_empty = sends(result(value=[1], parts={"path": [], "kind": "list", "count": 1}))
+    done, _ = await run_against(not_empty)
+    assert done.error is not None and "not an empty container" in done.error.message
+
+
+async def test_slices_beyond_the_result_limit_are_refused() -> None:
+    """Slices cannot add up to more than the result limit."""
+    limits = Limits(timeout_s=5, max_result_bytes=1024)
+    parts = [frame(json.dumps(list(range(60))).encode()) for _ in range(5)]  # 5 x 230 bytes
+    done, _ = await run_against(
+        sends(result(value=[], parts={"path": [], "kind": "list", "count": 5}), *parts), limits
+    )
+    assert done.error is not None and "exceed the result limit" in done.error.message
+
+
+async def test_well_formed_slices_assemble() -> None:
+    """The same protocol, honestly used, gives back the whole value."""
+    done, _ = await run_against(
+        sends(
+            result(
+                value={"n": 2, "rows": []}, parts={"path": ["rows"], "kind": "list", "count": 2}
+            ),
+            frame(b"[1, 2]"),
+            frame(b"[3]"),
+        )
+    )
+    assert done.ok and done.value == {"n": 2, "rows": [1, 2, 3]}
+
+
+async def test_a_worker_that_says_nothing_times_out_and_is_killed() -> None:
+    """Silence is a timeout, not a hang."""
+
+    async def silent(sock: socket.socket) -> None:
+        await asyncio.Event().wait()
+
+    done, kills = await run_against(silent, Limits(timeout_s=0.5))
+    assert done.error is not None and done.error.kind == "timeout" and kills == [7]

@@ -1,0 +1,110 @@
+"""What JSON cannot carry, and large values, come back as clean results."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fabric import Fabric
+
+
+async def test_a_lone_surrogate_in_print_is_a_clean_error(fab: Fabric) -> None:
+    """print() of invalid Unicode fails where it is printed, with the line; the host and the
+    next execution are fine."""
+    result = await fab.exec("x = 1\nprint('a\\ud800b')\nreturn x")
+    assert result.error is not None
+    assert result.error.type == "ValueError" and result.error.line == 2
+    assert "lone surrogate '\\ud800' at character 1" in result.error.message
+    assert (await fab.exec("return 2")).value == 2
+
+
+async def test_a_lone_surrogate_in_the_value_names_where_it_is(fab: Fabric) -> None:
+    """The error says which field holds it."""
+    result = await fab.exec("return {'rows': ['ok', 'bad \\udcff']}")
+    assert result.error is not None and result.error.type == "UnicodeEncodeError"
+    assert "at $['rows'][1] (character 4" in result.error.message
+
+
+async def test_a_lone_surrogate_in_an_error_message_is_spelled_out(fab: Fabric) -> None:
+    """An exception whose message is invalid Unicode still reaches the host."""
+    result = await fab.exec("raise ValueError('bad \\ud800')")
+    assert result.error is not None and result.error.type == "ValueError"
+    assert result.error.message == "bad \\ud800"
+
+
+finite_or_not = st.floats(allow_nan=True, allow_infinity=True)
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | finite_or_not | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _non_finite(value: Any) -> int:
+    if isinstance(value, float):
+        return 0 if math.isfinite(value) else 1
+    if isinstance(value, dict):
+        return sum(_non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_non_finite(v) for v in value)
+    return 0
+
+
+def _expected(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _expected(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expected(v) for v in value]
+    return value
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(value=values)
+async def test_nan_and_infinity_never_reach_the_value(fab: Fabric, value: Any) -> None:
+    """NaN and Infinity become "NaN", "Infinity" and "-Infinity", with a warning that counts
+    them; every other value comes back unchanged."""
+    code = f"import json\nreturn json.loads({json.dumps(json.dumps(value))})"
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert _non_finite(result.value) == 0
+    assert result.value == _expected(value)
+    found = _non_finite(value)
+    warned = [w for w in result.warnings if "NaN or Infinity" in w]
+    assert (len(warned) == 1 and f"held {found} NaN" in warned[0]) if found else not warned
+
+
+async def test_nan_in_provider_arguments_is_a_tool_error(fab: Fabric) -> None:
+    """A provider call cannot carry NaN either; the snippet sees a ToolError it can catch."""
+    result = await fab.exec(
+        "try:\n    await tools.read(path=float('nan'))\nexcept ToolError as e:\n    return e.code"
+    )
+    assert result.ok and result.value == "bad_args", result.text
+
+
+LARGE: dict[str, str] = {
+    "a long list of records": "[{'id': i, 'name': 'n' + str(i)} for i in range(120_000)]",
+    "a dict of many keys": "{str(i): [i, i * 2] for i in range(150_000)}",
+    "the bulk one level down": "{'count': 3, 'rows': [[i, 'x' * 20] for i in range(100_000)], 'ok': True}",
+    "the bulk two levels down": "{'data': {'items': {str(i): i for i in range(200_000)}, 'n': 1}}",
+    "one huge string": "'y' * 3_000_000",
+    "a list of a few huge strings": "['z' * 1_500_000, 'w' * 1_500_000]",
+}
+
+
+async def test_large_values_cross_whole_and_exact(fab: Fabric) -> None:
+    """Values of megabytes, whatever their shape, arrive exactly as the snippet built them
+    (large containers cross in slices; see runtime/worker/_results.py)."""
+    for name, expression in LARGE.items():
+        result = await fab.exec(f"return {expression}", policy="offload")
+        assert result.ok, (name, result.text)
+        assert result.value == eval(expression), name
