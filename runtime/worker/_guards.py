@@ -23,28 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from RestrictedPython.Guards import guarded_unpack_sequence as _rp_unpack_sequence
-from RestrictedPython.transformer import INSPECT_ATTRIBUTES
 
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
-from runtime.worker._policy import FILENAME
+from runtime.worker._policy import DENIED_ATTRIBUTES, FILENAME
 from runtime.worker._values import PLAIN, Admission, is_vetted_record
 
-DENIED_ATTRIBUTES = INSPECT_ATTRIBUTES | {
-    "f_code",
-    "f_lineno",
-    "f_lasti",
-    "tb_lasti",
-    "tb_lineno",
-    "gi_running",
-    "cr_running",
-    "cr_origin",
-    "mro",
-    "format_field",
-    "get_field",
-    "get_value",
-    "vformat",
-}
 # Driving a coroutine by hand would surface the futures it waits on.
 _COROUTINE_DRIVERS = frozenset({"send", "throw"})
 
@@ -95,6 +79,7 @@ FAST_ITERABLES: frozenset[type] = frozenset(
 went in) and the iterators the guarded builtins make over guarded iterators."""
 
 _CONTAINERS: frozenset[type] = frozenset({list, tuple, set, frozenset, dict, bytes, bytearray})
+_FLAT = (tuple, list)
 _NEVER_HOLDERS: frozenset[type] = frozenset(
     {types.ModuleType, types.FrameType, types.CodeType, types.TracebackType}
 )
@@ -172,8 +157,12 @@ class Guards:
     """One worker's guard functions, as the rewritten snippet finds them in its globals."""
 
     getattr: Callable[..., Any]
-    callattr: Callable[..., Any]
-    call: Callable[..., Any]
+    """The checking ``getattr``, for names known only at run time."""
+    compiled_getattr: Callable[[Any, str], Any]
+    callattr: tuple[Callable[..., Any], ...]
+    """The generic method-call hook, then those for 0, 1 and 2 positional arguments."""
+    call: tuple[Callable[..., Any], ...]
+    """The generic call hook, then those for 0 and 1 positional arguments."""
     getitem: Callable[[Any, Any], Any]
     iter: Callable[[Any], Iterator[Any]]
     aiter: Callable[[Any], Any]
@@ -186,10 +175,15 @@ class Guards:
 
     def as_globals(self) -> dict[str, Any]:
         return {
-            "_getattr_": self.getattr,
-            "_callattr_": self.callattr,
-            "_call_": self.call,
-            "_apply_": self.call,
+            "_getattr_": self.compiled_getattr,
+            "_callattr_": self.callattr[0],
+            "_callattr0_": self.callattr[1],
+            "_callattr1_": self.callattr[2],
+            "_callattr2_": self.callattr[3],
+            "_call_": self.call[0],
+            "_call0_": self.call[1],
+            "_call1_": self.call[2],
+            "_apply_": self.call[0],
             "_getitem_": self.getitem,
             "_getiter_": self.iter,
             "_getaiter_": self.aiter,
@@ -203,7 +197,7 @@ class Guards:
 
     def functions(self) -> list[object]:
         """Every callable here, for the admission's list of what the snippet may hold."""
-        return [*self.as_globals().values(), *self.formats.unbound.values()]
+        return [*self.as_globals().values(), self.getattr, *self.formats.unbound.values()]
 
 
 def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
@@ -211,40 +205,74 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     admit = admission.admit
     admit_deep = admission.admit_deep
 
-    def guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
-        """``obj.name`` for snippet code."""
-        check_name(name)
+    def compiled_getattr(obj: Any, name: str) -> Any:
+        """``obj.name`` written in the snippet: the name is a constant the compiler checked."""
         if type(obj) in _NEVER_HOLDERS:
             raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
         if name in _COROUTINE_DRIVERS and isinstance(obj, _DRIVABLE):
             raise _deny(f"coroutine.{name}()", "await coroutines instead of driving them by hand")
-        value = getattr(obj, name, *default)
+        value = getattr(obj, name)
         if isinstance(obj, BaseException):  # what an exception carries came from anywhere
             return admit_deep(value, f"attribute {name!r} of {type(obj).__name__}")
         if type(value) in PLAIN:
             return value
         return admit(value, f"attribute {name!r}")
 
-    def guarded_callattr(obj: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
-        """``obj.name(...)``: the method is checked like an attribute, its result like a value."""
-        if type(obj) in PLAIN and type(name) is str and name not in _PLAIN_SLOW:
-            if name.startswith("_") or name in DENIED_ATTRIBUTES:
-                check_name(name)
-            # methods of plain data return plain data or its items
-            return getattr(obj, name)(*args, **kwargs)
-        result = guarded_getattr(obj, name)(*args, **kwargs)
+    def guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
+        """``obj.name`` for a name known only at run time (a format field walk)."""
+        check_name(name)
+        if default:
+            try:
+                return compiled_getattr(obj, name)
+            except AttributeError:
+                return default[0]
+        return compiled_getattr(obj, name)
+
+    def result_of(result: Any, name: str) -> Any:
         if type(result) in PLAIN:
             return result
         return admit(result, f"the result of .{name}()")
+
+    def guarded_callattr(obj: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        """``obj.name(...)``: the method is checked like an attribute, its result like a value.
+        Methods of plain data return plain data or its items, so they skip both checks."""
+        if type(obj) in PLAIN and name not in _PLAIN_SLOW:
+            return getattr(obj, name)(*args, **kwargs)
+        return result_of(compiled_getattr(obj, name)(*args, **kwargs), name)
+
+    def callattr0(obj: Any, name: str, /) -> Any:
+        if type(obj) in PLAIN and name not in _PLAIN_SLOW:
+            return getattr(obj, name)()
+        return result_of(compiled_getattr(obj, name)(), name)
+
+    def callattr1(obj: Any, name: str, a: Any, /) -> Any:
+        if type(obj) in PLAIN and name not in _PLAIN_SLOW:
+            return getattr(obj, name)(a)
+        return result_of(compiled_getattr(obj, name)(a), name)
+
+    def callattr2(obj: Any, name: str, a: Any, b: Any, /) -> Any:
+        if type(obj) in PLAIN and name not in _PLAIN_SLOW:
+            return getattr(obj, name)(a, b)
+        return result_of(compiled_getattr(obj, name)(a, b), name)
+
+    def call_result(result: Any) -> Any:
+        if type(result) in PLAIN:
+            return result
+        return admit(result, "the result of this call")
 
     def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         """``func(...)``: the result is checked; container builders iterate through the guard."""
         if type(func) is type and func in _CONTAINERS and args and type(args[0]) not in PLAIN:
             args = (guarded_iter(args[0]), *args[1:])
-        result = func(*args, **kwargs)
-        if type(result) in PLAIN:
-            return result
-        return admit(result, "the result of this call")
+        return call_result(func(*args, **kwargs))
+
+    def call0(func: Any, /) -> Any:
+        return call_result(func())
+
+    def call1(func: Any, a: Any, /) -> Any:
+        if type(func) is type and func in _CONTAINERS and type(a) not in PLAIN:
+            a = guarded_iter(a)
+        return call_result(func(a))
 
     def guarded_getitem(obj: Any, key: Any) -> Any:
         """``obj[key]`` for snippet code."""
@@ -292,9 +320,11 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         return admit(value, "this value")
 
     def guarded_write(obj: Any) -> Any:
+        if type(obj) in _WRITABLE_CONTAINERS:
+            return obj
         if isinstance(obj, type):
             raise _deny(f"writing to {getattr(obj, '__name__', type(obj).__name__)}", "read-only")
-        if classes.owns_instance(obj) or type(obj) in _WRITABLE_CONTAINERS:
+        if classes.owns_instance(obj):
             return obj
         if is_vetted_record(obj):
             return obj  # Counter, decimal.Context, TextWrapper...: the worker's own copies
@@ -303,14 +333,20 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             "only containers and instances of classes the snippet defines can be modified",
         )
 
-    def unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> list[Any]:
-        """``a, (b, c) = value``: unpack through the iteration guard, nested levels included."""
+    def unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Any:
+        """``a, (b, c) = value``: unpack through the iteration guard, nested levels included.
+        A flat target over a tuple or list needs no guard: Python unpacks it as it is."""
+        if not spec["childs"] and type(it) in _FLAT:
+            return it
         result: list[Any] = _rp_unpack_sequence(it, spec, guarded_iter)  # type: ignore[no-untyped-call]
         return result
 
     def iter_unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Iterator[Any]:
+        flat = not spec["childs"]
         for item in guarded_iter(it):
-            yield unpack_sequence(item, spec, guarded_iter)
+            yield (
+                item if flat and type(item) in _FLAT else unpack_sequence(item, spec, guarded_iter)
+            )
 
     async def async_iter_unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> AsyncIterator[Any]:
         async for item in guarded_aiter(it):
@@ -320,8 +356,9 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     admission.formats = formats
     guards = Guards(
         getattr=guarded_getattr,
-        callattr=guarded_callattr,
-        call=guarded_call,
+        compiled_getattr=compiled_getattr,
+        callattr=(guarded_callattr, callattr0, callattr1, callattr2),
+        call=(guarded_call, call0, call1),
         getitem=guarded_getitem,
         iter=guarded_iter,
         aiter=guarded_aiter,

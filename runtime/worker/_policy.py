@@ -18,10 +18,29 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any, cast
 
-from RestrictedPython.transformer import RestrictingNodeTransformer
+from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
 
 FILENAME = "<snippet>"
 MAIN = "__fabric_main__"
+
+DENIED_ATTRIBUTES: frozenset[str] = INSPECT_ATTRIBUTES | {
+    "f_code",
+    "f_lineno",
+    "f_lasti",
+    "tb_lasti",
+    "tb_lineno",
+    "gi_running",
+    "cr_running",
+    "cr_origin",
+    "mro",
+    "format_field",
+    "get_field",
+    "get_value",
+    "vformat",
+}
+"""Attribute names refused besides RestrictedPython's own (names starting with ``_`` and its
+``INSPECT_ATTRIBUTES``): checked when the snippet is compiled, and again by the guard that
+resolves names known only at run time (format field walks)."""
 
 _EXCEPTIONS = frozenset(
     name
@@ -117,15 +136,25 @@ class SnippetPolicy(RestrictingNodeTransformer):
 
     direct: frozenset[str] = frozenset()
 
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        if node.attr in DENIED_ATTRIBUTES and not node.attr.startswith("_"):
+            self.error(
+                node, f'"{node.attr}" is a restricted name: it exposes interpreter internals.'
+            )
+        return super().visit_Attribute(node)
+
     def visit_Call(self, node: ast.Call) -> Any:
         node = cast(ast.Call, super().visit_Call(node))
         func = node.func
         if isinstance(func, ast.Name) and (func.id == "_apply_" or func.id in self.direct):
             return node
+        arity = len(node.args) if not node.keywords else None  # no starred args: _apply_ has them
         if _is_guard_call(func, "_getattr_"):
             assert isinstance(func, ast.Call)
-            return _call("_callattr_", [*func.args, *node.args], node, node.keywords)
-        return _call("_call_", [func, *node.args], node, node.keywords)
+            guard = f"_callattr{arity}_" if arity is not None and arity <= 2 else "_callattr_"
+            return _call(guard, [*func.args, *node.args], node, node.keywords)
+        guard = f"_call{arity}_" if arity is not None and arity <= 1 else "_call_"
+        return _call(guard, [func, *node.args], node, node.keywords)
 
     def visit_Starred(self, node: ast.Starred) -> Any:
         node = self.node_contents_visit(node)
