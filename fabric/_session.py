@@ -89,7 +89,8 @@ class Fabric:
         self._analyses: dict[tuple[str, bool | None], Analysis] = {}
         loaded = self.config_file.current()
         self.config = loaded.config
-        self.providers = registry or ProviderRegistry()
+        self.providers = ProviderRegistry(base=registry)
+        """This session's providers: its own tools layered over ``registry`` (never modified)."""
         self._setup_warnings: list[str] = []
         self._own_store = store is None
         if store is None:

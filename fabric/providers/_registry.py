@@ -152,11 +152,25 @@ def _model_from_signature(func: ProviderFunc, qualified: str) -> type[BaseModel]
 
 
 class ProviderRegistry:
-    """Namespaces of providers; the host side of every ``tools.x(...)`` call."""
+    """Namespaces of providers; the host side of every ``tools.x(...)`` call.
 
-    def __init__(self) -> None:
+    ``ProviderRegistry(base=shared)`` layers a registry over another: lookups find its own
+    providers first, then the base's (registrations made to the base later included), and
+    registering never touches the base. A ``Fabric`` session layers its own workspace and
+    context tools over the registry it is given this way, so two sessions sharing one
+    registry never see each other's workspace and the caller's registry stays as it was.
+    """
+
+    def __init__(self, base: ProviderRegistry | None = None) -> None:
         self._providers: dict[str, dict[str, Provider]] = {ns: {} for ns in NAMESPACES}
+        self._base = base
+        self._version = 0
         self._catalog: dict[str, list[str]] | None = None
+        self._catalog_version: tuple[int, ...] = ()
+
+    def _versions(self) -> tuple[int, ...]:
+        own = (self._version,)
+        return own + self._base._versions() if self._base is not None else own
 
     def register(
         self,
@@ -198,7 +212,7 @@ class ProviderRegistry:
         doc = description if description is not None else inspect.getdoc(func) or ""
         provider = Provider(namespace, name, func, doc.strip(), args_model, schema)
         self._providers[namespace][name] = provider
-        self._catalog = None
+        self._version += 1
         return provider
 
     def provider(
@@ -212,10 +226,17 @@ class ProviderRegistry:
 
         return decorate
 
+    def _layer(self, namespace: str) -> dict[str, Provider]:
+        """The providers of ``namespace``, this registry's over its base's."""
+        own = self._providers.get(namespace, {})
+        if self._base is None:
+            return own
+        return {**self._base._layer(namespace), **own}
+
     def get(self, namespace: str, name: str) -> Provider:
-        providers = self._providers.get(namespace)
-        if providers is None:
+        if namespace not in self._providers:
             raise ProviderCallError(f"{namespace} is not a namespace", code="unknown_namespace")
+        providers = self._layer(namespace)
         provider = providers.get(name)
         if provider is None:
             shown = f"{namespace}.{name}"
@@ -231,11 +252,13 @@ class ProviderRegistry:
 
     def providers(self, namespace: str | None = None) -> list[Provider]:
         spaces = [namespace] if namespace else list(self._providers)
-        return [p for ns in spaces for p in self._providers.get(ns, {}).values()]
+        return [p for ns in spaces for p in self._layer(ns).values()]
 
     def catalog(self) -> Mapping[str, Sequence[str]]:
-        if self._catalog is None:  # rebuilt only after a registration
-            self._catalog = {ns: sorted(p) for ns, p in self._providers.items()}
+        versions = self._versions()
+        if self._catalog is None or versions != self._catalog_version:  # after registrations
+            self._catalog = {ns: sorted(self._layer(ns)) for ns in self._providers}
+            self._catalog_version = versions
         return self._catalog
 
     async def call(

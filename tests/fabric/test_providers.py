@@ -221,3 +221,39 @@ async def test_grep_catastrophic_regex_cannot_hang_the_host(
     with pytest.raises(ProviderCallError) as info:
         await files.call("tools", "grep", {"pattern": "(a|aa)+$", "path": "evil.txt"})
     assert info.value.code == "regex_timeout"
+
+
+async def test_sessions_sharing_a_registry_keep_their_own_workspaces(tmp_path: Path) -> None:
+    """Two sessions given one registry each read their own workspace, and the registry the
+    caller passed is left exactly as it was."""
+    shared = ProviderRegistry()
+
+    async def ping() -> str:
+        """A provider of the caller's."""
+        return "pong"
+
+    shared.register("extensions", "ping", ping)
+    before = {ns: list(names) for ns, names in shared.catalog().items()}
+    first, second = tmp_path / "a", tmp_path / "b"
+    for root, text in ((first, "first"), (second, "second")):
+        root.mkdir()
+        (root / "who.txt").write_text(text)
+    async with (
+        Fabric(workspace=first, registry=shared) as a,
+        Fabric(workspace=second, registry=shared) as b,
+    ):
+        read = "return [await tools.read(path='who.txt'), await extensions.ping()]"
+        assert (await a.exec(read)).value == ["first", "pong"]
+        assert (await b.exec(read)).value == ["second", "pong"]
+
+        async def later() -> str:
+            """Registered on the shared registry after the sessions started."""
+            return "late"
+
+        shared.register("extensions", "later", later)
+        assert (await a.exec("return await extensions.later()")).value == "late"
+    assert {ns: list(names) for ns, names in shared.catalog().items()} == {
+        **before,
+        "extensions": ["later", "ping"],
+    }
+    assert shared.providers("tools") == []
