@@ -2,11 +2,13 @@
 
     python bench/latency.py [--quick]
 
-Prints one table per target of issue "Sandboxed runtime": end-to-end latency of a trivial
-snippet on a warm runtime (beside pydantic-monty in a fresh session, when installed), the
-workloads beside a plain ``exec`` of the same code (and smolagents / monty when installed),
-provider round trips, and the rate at which a 20 MB tool result enters the sandbox. Ratios
-are computed within this one run.
+Prints one table per target: end-to-end latency of a trivial snippet on a warm runtime (beside
+pydantic-monty in a fresh session, when installed); the same with every isolation layer on,
+beside isolation "minimal" and beside each kernel layer switched off in turn, so the cost of
+each layer shows; bursts of calls that arrive before a spare is ready; the workloads beside a
+plain ``exec`` of the same code (and smolagents / monty when installed); provider round trips;
+the rate at which a 20 MB tool result enters the sandbox; and how long the host's event loop
+stalls while a large result comes back. Ratios are computed within this one run.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fabric import Fabric, Limits, ProviderRegistry
+from runtime import Sandbox
 
 console = Console()
 
@@ -56,6 +59,24 @@ WORKLOADS: dict[str, tuple[str, str]] = {
     ),
 }
 
+
+GUARDED: dict[str, tuple[str, str]] = {
+    "1M method calls (list.append)": (
+        "out = []\nfor i in range(1_000_000):\n    out.append(i)\n",
+        "len(out)",
+    ),
+    "1M attribute reads (namedtuple)": (
+        "import collections\nP = collections.namedtuple('P', 'x')\np = P(1)\nt = 0\n"
+        "for i in range(1_000_000):\n    t += p.x\n",
+        "t",
+    ),
+    "1M loops unpacking enumerate": (
+        "t = 0\nfor i, x in enumerate(range(1_000_000)):\n    t += x\n",
+        "t",
+    ),
+    "1M dict writes": ("d = {}\nfor i in range(1_000_000):\n    d[i] = i\n", "len(d)"),
+}
+"""Not targets: code that is mostly guarded operations, to show what a guard costs."""
 
 TURN_S = 0.2
 """The pause before each timed workload run: an agent's next snippet comes a model turn later,
@@ -206,6 +227,27 @@ async def bench_workloads(fab: Fabric, repeat: int) -> None:
         )
     console.print(table)
     console.print("target: fabric at most 1.15x plain exec\n")
+    guarded = Table(title="guarded operations (not a target: what a guard costs per operation)")
+    for col in ("loop", "plain exec", "fabric", "ratio"):
+        guarded.add_column(col)
+    for name, (body, expr) in GUARDED.items():
+        plain = plain_exec(body, expr)
+        expected = plain()
+        runs = []
+        for _ in range(repeat):
+            await asyncio.sleep(TURN_S)
+            start = time.perf_counter()
+            result = await fab.exec(body + f"return {expr}\n")
+            runs.append(time.perf_counter() - start)
+            assert result.ok and result.value == expected, result.text
+        plain_s, fabric_s = timed(plain, repeat), statistics.median(runs)
+        guarded.add_row(
+            name,
+            f"{plain_s * 1000:.1f} ms",
+            f"{fabric_s * 1000:.1f} ms",
+            f"{fabric_s / plain_s:.2f}x",
+        )
+    console.print(guarded)
 
 
 async def bench_providers(workspace: Path, n: int) -> None:
@@ -259,6 +301,148 @@ async def bench_providers(workspace: Path, n: int) -> None:
     console.print(table)
 
 
+class _NoProviders:
+    def catalog(self) -> dict[str, list[str]]:
+        return {}
+
+    async def call(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+LAYER_RUNS: dict[str, dict[str, Any]] = {
+    "full (every layer)": {},
+    "full without seccomp": {"without": ("seccomp",)},
+    "full without landlock": {"without": ("landlock",)},
+    "full without namespaces": {"without": ("namespaces",)},
+    "minimal": {"isolation": "minimal"},
+}
+
+
+async def _timed_exec(sandbox: Sandbox) -> float:
+    start = time.perf_counter()
+    result = await sandbox.execute("return 1 + 1", providers=_NoProviders())
+    assert result.ok and result.value == 2, result.text
+    return (time.perf_counter() - start) * 1000
+
+
+async def bench_layers(n: int) -> None:
+    """Every configuration gets its own sandbox; calls take turns, so all meet the same
+    machine. Warm: a spare is ready (10 ms apart). Fork: no spares, every call waits for a
+    fresh worker, so the layers' set-up in the worker is on the clock."""
+    warm: dict[str, list[float]] = {name: [] for name in LAYER_RUNS}
+    fork: dict[str, list[float]] = {name: [] for name in LAYER_RUNS}
+    for spares, into, rounds in ((2, warm, n), (0, fork, max(20, n // 4))):
+        boxes = {name: Sandbox(spares=spares, **kw) for name, kw in LAYER_RUNS.items()}
+        for box in boxes.values():
+            await box.start()
+        await asyncio.sleep(0.3)
+        try:
+            for _ in range(rounds):
+                for name, box in boxes.items():
+                    await asyncio.sleep(0.01)
+                    into[name].append(await _timed_exec(box))
+        finally:
+            for box in boxes.values():
+                await box.close()
+    table = Table(title='isolation layers: runtime.Sandbox "return 1 + 1", calls in turns')
+    for col in ("configuration", "warm p50 ms", "vs minimal", "fork p50 ms", "layer's cost"):
+        table.add_column(col)
+    minimal_warm = statistics.median(warm["minimal"])
+    full_warm, full_fork = statistics.median(warm["full (every layer)"]), 0.0
+    full_fork = statistics.median(fork["full (every layer)"])
+    for name in LAYER_RUNS:
+        w, f = statistics.median(warm[name]), statistics.median(fork[name])
+        cost = ""
+        if name.startswith("full without"):
+            layer = name.removeprefix("full without ")
+            cost = f"{layer}: {full_warm - w:+.3f} warm, {full_fork - f:+.3f} fork"
+        elif name == "minimal":
+            cost = f"all kernel layers: {full_warm - w:+.3f} warm, {full_fork - f:+.3f} fork"
+        table.add_row(name, f"{w:.3f}", f"{w / minimal_warm:.2f}x", f"{f:.3f}", cost)
+    console.print(table)
+    console.print(
+        "target: warm p50 with every layer <= 1 ms and <= 1.10x minimal; the layers are set up "
+        "while a spare waits, so their cost shows in the fork column\n"
+    )
+
+
+async def bench_bursts(bursts: int, size: int = 8) -> None:
+    """Bursts of back-to-back calls a model turn apart: each call arrives before the spare
+    forked for it could be ready. The first burst meets the pool as an agent's pace left it;
+    later ones find the spares the recent bursts asked for."""
+    first: list[float] = []
+    later: list[float] = []
+    sustained: list[float] = []
+    async with Sandbox() as box:
+        await asyncio.sleep(0.5)
+        for burst in range(bursts):
+            await asyncio.sleep(TURN_S)
+            for _ in range(size):
+                (first if burst == 0 else later).append(await _timed_exec(box))
+        await asyncio.sleep(TURN_S)
+        for _ in range(size * bursts):
+            sustained.append(await _timed_exec(box))
+    table = Table(title=f"bursts: {size} calls back to back, {TURN_S:g} s between bursts")
+    for col in ("calls", "p50 ms", "p90 ms", "target"):
+        table.add_column(col)
+    table.add_row(
+        "first burst", f"{statistics.median(first):.3f}", f"{percentile(first, 0.9):.3f}", ""
+    )
+    table.add_row(
+        "later bursts",
+        f"{statistics.median(later):.3f}",
+        f"{percentile(later, 0.9):.3f}",
+        "<= 1.5 ms",
+    )
+    table.add_row(
+        f"{len(sustained)} back to back, no pause",
+        f"{statistics.median(sustained):.3f}",
+        f"{percentile(sustained, 0.9):.3f}",
+        "",
+    )
+    console.print(table)
+
+
+async def _stall_during(fab: Fabric, code: str) -> tuple[float, float, int]:
+    """The longest the event loop went without running a 1 ms ticker, during ``code``."""
+    lags: list[float] = []
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        last = time.perf_counter()
+        while not stop.is_set():
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            lags.append(now - last - 0.001)
+            last = now
+
+    task = asyncio.ensure_future(ticker())
+    start = time.perf_counter()
+    result = await fab.exec(code)
+    total = time.perf_counter() - start
+    stop.set()
+    await task
+    assert result.ok, result.text
+    return max(lags) * 1000, total * 1000, result.bytes
+
+
+async def bench_stall(workspace: Path) -> None:
+    table = Table(title="the host's event loop while a large result comes back")
+    for col in ("result", "bytes", "exec ms", "longest loop stall ms", "target"):
+        table.add_column(col)
+    shapes = {
+        "600k records": "[{'k': i, 's': 'abc'} for i in range(600_000)]",
+        "1M-key dict one level down": "{'n': 1, 'items': {str(i): i for i in range(1_000_000)}}",
+        "25 MB string": "'x' * 25_000_000",
+    }
+    async with Fabric(workspace=workspace, limits=Limits(timeout_s=120, memory_mb=2048)) as fab:
+        await asyncio.sleep(0.3)
+        for name, expression in shapes.items():
+            stall, total, size = await _stall_during(fab, f"return {expression}")
+            table.add_row(name, f"{size:,}", f"{total:.0f}", f"{stall:.0f}", "no second-long stall")
+    console.print(table)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -270,7 +454,10 @@ async def main() -> None:
             await asyncio.sleep(0.2)
             await bench_trivial(fab, n)
             await bench_workloads(fab, repeat)
+        await bench_layers(n // 2)
+        await bench_bursts(8 if args.quick else 20)
         await bench_providers(workspace, 2000)
+        await bench_stall(workspace)
 
 
 if __name__ == "__main__":

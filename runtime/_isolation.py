@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from runtime._models import ExecError
+from runtime.worker._confine import SWITCHED_OFF
 
 Isolation = Literal["full", "minimal"]
 ISOLATIONS: tuple[Isolation, ...] = ("full", "minimal")
@@ -71,9 +72,21 @@ def active(layers: tuple[Layer, ...], name: str) -> bool:
     return any(layer.name == name and layer.active for layer in layers)
 
 
+def measurement_warning(without: tuple[str, ...]) -> str:
+    return (
+        f"kernel layers switched off for a measurement (without={', '.join(without)}): "
+        "this snippet ran with less isolation than Fabric gives"
+    )
+
+
 def refusal(isolation: Isolation, layers: tuple[Layer, ...]) -> ExecError | None:
-    """The error every execution gets when ``full`` isolation cannot be had, else None."""
+    """The error every execution gets when ``full`` isolation cannot be had, else None.
+
+    A seccomp layer switched off on purpose (``without=("seccomp",)``) is not refused: that
+    is a measurement, and its results say so."""
     if isolation != "full" or active(layers, "seccomp"):
+        return None
+    if any(layer.name == "seccomp" and SWITCHED_OFF in layer.detail for layer in layers):
         return None
     why = next((layer.detail for layer in layers if layer.name == "seccomp"), "not reported")
     return ExecError(

@@ -15,11 +15,13 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from runtime._errors import SandboxClosed, SandboxUnavailable
+from runtime._spares import DEFAULT_CAP, QUIET_S, SparePolicy
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 _CONTROL_MAX = 16 * 1024
@@ -66,8 +68,12 @@ class Worker:
         writer: asyncio.StreamWriter,
         exit_status: asyncio.Future[int],
         kill: Callable[[int], None],
+        *,
+        lean: bool = False,
     ) -> None:
         self.id = worker_id
+        self.lean = lean
+        """Forked without a rehearsal or a heap (for a waiting call, or in a burst)."""
         self.reader = reader
         self.writer = writer
         self.exit_status = exit_status
@@ -92,13 +98,18 @@ class WorkerPool:
     """Starts the zygote, forks workers on demand and keeps ``spares`` forked in advance."""
 
     def __init__(
-        self, *, spares: int = 2, isolation: str = "full", without: tuple[str, ...] = ()
+        self,
+        *,
+        spares: int = 2,
+        max_spares: int = DEFAULT_CAP,
+        isolation: str = "full",
+        without: tuple[str, ...] = (),
     ) -> None:
         self.isolation = isolation
         self.without = without
+        self._policy = SparePolicy(spares, max_spares)
         self.layers: list[dict[str, Any]] = []
         """The zygote's report of each isolation layer (filled in by ``start``)."""
-        self._spares_wanted = spares
         self._spares: list[Worker] = []
         self._ids = itertools.count(1)
         self._forks: dict[int, asyncio.Future[int]] = {}
@@ -107,6 +118,8 @@ class WorkerPool:
         self._process: subprocess.Popen[bytes] | None = None
         self._reader: asyncio.Task[None] | None = None
         self._refill: asyncio.Task[None] | None = None
+        self._refill_later: asyncio.TimerHandle | None = None
+        self._trim: asyncio.TimerHandle | None = None
         self._ready: asyncio.Future[int] | None = None
         self._closed = False
 
@@ -216,7 +229,7 @@ class WorkerPool:
             host_end.close()
             raise
         exit_status = self._exits.get(worker_id) or _done(loop, -1)
-        return Worker(worker_id, reader, writer, exit_status, self._kill)
+        return Worker(worker_id, reader, writer, exit_status, self._kill, lean=not spare)
 
     def _kill(self, worker_id: int) -> None:
         """Ask the zygote to SIGKILL a worker (a datagram: it never blocks the loop long)."""
@@ -234,28 +247,62 @@ class WorkerPool:
         """A ready worker: a spare if one is alive, else a fresh fork.
 
         Spares are replaced by ``refill()`` once an execution is over, so that forking and
-        warming the next worker does not compete with a running snippet for the CPU.
+        warming the next worker does not compete with a running snippet for the CPU. A call
+        that finds no spare forks its own, and the refill starts at once beside it.
         """
+        now = time.monotonic()
         while self._spares:
             worker = self._spares.pop(0)
             if worker.alive:
+                self._policy.arrived(now)
                 return worker
             worker.discard()
-        return await self._fork(spare=False)
+        self._policy.arrived(now)
+        worker = await self._fork(spare=False)
+        self._schedule_refill()
+        return worker
 
     def refill(self) -> None:
-        """Top the spares up again, in the background."""
+        """Top the spares up again (or trim them after a burst), in the background."""
+        plan = self._policy.plan(time.monotonic())
+        if not plan.lean:  # the burst is over: full spares serve an agent's pace better
+            for worker in [w for w in self._spares if w.lean]:
+                self._spares.remove(worker)
+                worker.discard()
+        while len(self._spares) > plan.wanted:
+            self._spares.pop().discard()  # the newest first: the oldest are the readiest
         self._schedule_refill()
 
     def _schedule_refill(self) -> None:
+        """Refill soon; in the middle of a burst, once it pauses (forking and preparing spares
+        would take CPU from the calls, and the spares a burst needs are forked before it)."""
         if self._closed or (self._refill is not None and not self._refill.done()):
             return
-        self._refill = asyncio.get_running_loop().create_task(self._fill_spares())
+        loop = asyncio.get_running_loop()
+        pause = self._policy.until_pause(time.monotonic())
+        if pause > 0 and self._spares:
+            if self._refill_later is None or self._refill_later.cancelled():
+                self._refill_later = loop.call_later(pause, self._refill_now)
+            return
+        self._refill = loop.create_task(self._fill_spares())
+
+    def _trim_now(self) -> None:
+        self._trim = None
+        self.refill()
+
+    def _refill_now(self) -> None:
+        self._refill_later = None
+        self._schedule_refill()
 
     async def _fill_spares(self) -> None:
-        while not self._closed and len(self._spares) < self._spares_wanted:
+        while not self._closed:
+            plan = self._policy.plan(time.monotonic())
+            if plan.lean and self._trim is None:  # look again once the burst is forgotten
+                self._trim = asyncio.get_running_loop().call_later(QUIET_S, self._trim_now)
+            if len(self._spares) >= plan.wanted:
+                return
             try:
-                worker = await self._fork(spare=True)
+                worker = await self._fork(spare=not plan.lean)
             except (SandboxUnavailable, SandboxClosed):
                 return
             if self._closed:
@@ -265,6 +312,9 @@ class WorkerPool:
 
     async def close(self) -> None:
         self._closed = True
+        for timer in (self._refill_later, self._trim):
+            if timer is not None:
+                timer.cancel()
         if self._refill is not None:
             self._refill.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

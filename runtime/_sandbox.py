@@ -17,10 +17,12 @@ from runtime._isolation import (
     DoctorReport,
     Isolation,
     Layer,
+    measurement_warning,
     refusal,
 )
 from runtime._models import ExecError, ExecResult, Limits, Timings
 from runtime._pool import Worker, WorkerPool
+from runtime._spares import DEFAULT_CAP
 from runtime.worker import OPTIONAL_LAYERS, PROBES
 
 MAX_CODE_BYTES = 1024 * 1024
@@ -41,6 +43,7 @@ class Sandbox:
         *,
         limits: Limits | None = None,
         spares: int = 2,
+        max_spares: int = DEFAULT_CAP,
         isolation: Isolation = "full",
         without: tuple[str, ...] = (),
     ) -> None:
@@ -51,11 +54,13 @@ class Sandbox:
             raise ValueError(f"without: unknown layers {sorted(unknown)}; one of {OPTIONAL_LAYERS}")
         self.limits = limits or Limits()
         self._spares = spares
+        self._max_spares = max_spares
         self._isolation: Isolation = isolation
         self._without = tuple(without)
         """Kernel layers switched off, to prove the others hold alone or measure each one's cost
-        (tests and benchmarks only: without seccomp, ``full`` refuses to run snippets)."""
+        (tests and benchmarks only: every result then carries a warning)."""
         self._pool = self._new_pool()
+        self._layers: tuple[object, tuple[Layer, ...]] = (None, ())
         self._started = False
         self._closed = False
 
@@ -75,9 +80,13 @@ class Sandbox:
     @property
     def layers(self) -> tuple[Layer, ...]:
         """Each isolation layer as the running zygote reports it (empty before ``start``)."""
-        if not self._pool.layers:
+        reported = self._pool.layers
+        if not reported:
             return ()
-        return tuple(Layer.model_validate(row) for row in [*self._pool.layers, LANGUAGE_LAYER])
+        if self._layers[0] is not reported:  # one zygote's report, read once
+            rows = [*reported, LANGUAGE_LAYER]
+            self._layers = (reported, tuple(Layer.model_validate(row) for row in rows))
+        return self._layers[1]
 
     @property
     def zygote_pid(self) -> int | None:
@@ -92,7 +101,12 @@ class Sandbox:
             self._started = True
 
     def _new_pool(self) -> WorkerPool:
-        return WorkerPool(spares=self._spares, isolation=self._isolation, without=self._without)
+        return WorkerPool(
+            spares=self._spares,
+            max_spares=self._max_spares,
+            isolation=self._isolation,
+            without=self._without,
+        )
 
     async def _restart(self) -> None:
         await self._pool.close()
@@ -145,6 +159,9 @@ class Sandbox:
             asyncio.get_running_loop().call_soon(self._retire, worker)
         if self._isolation == "minimal":
             result = result.model_copy(update={"warnings": (*result.warnings, MINIMAL_WARNING)})
+        elif self._without:
+            note = measurement_warning(self._without)
+            result = result.model_copy(update={"warnings": (*result.warnings, note)})
         return result
 
     async def doctor(self, *, workspace: Path, store_file: Path | None = None) -> DoctorReport:

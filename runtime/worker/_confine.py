@@ -6,8 +6,9 @@ seccomp filter, opens the Landlock ruleset, scrubs what is left of the environme
 steps, both before any snippet byte arrives:
 
 1. ``isolate(sock)``: its own session, no descriptors but the protocol socket, ``/dev/null``
-   as standard streams, no capabilities (or ``nobody`` when the host is root and no user
-   namespace exists), and rlimits: no new processes, no file writes, no core dumps.
+   as standard streams, no capabilities (the zygote dropped them for all its workers) or
+   ``nobody`` when the host is root and no user namespace exists, and rlimits: no new
+   processes, no file writes, no core dumps.
 2. ``lock()``, once the worker has warmed up: ``no_new_privs``, the Landlock ruleset (no
    filesystem access, no TCP, signals scoped to itself) and the seccomp filter (an allowlist;
    no open, exec, socket, fork, kill, ptrace, mount...). A worker that cannot lock itself down
@@ -34,7 +35,8 @@ OPTIONAL_LAYERS = ("seccomp", "landlock", "namespaces")
 that each of the others holds alone and what each costs."""
 MAX_FDS = 16
 _KEPT_ENV = ("LC_ALL", "TZ")
-_SWITCHED_OFF = "switched off for a measurement (without=...)"
+SWITCHED_OFF = "switched off for a measurement (without=...)"
+"""How the report names a layer switched off with ``without`` (the host tells these apart)."""
 
 
 def _layer(name: str, active: bool, detail: str) -> dict[str, Any]:
@@ -77,7 +79,7 @@ class Kernel:
         if not kernel.full:
             return kernel
         if "seccomp" in without:
-            kernel.seccomp_problem = _SWITCHED_OFF
+            kernel.seccomp_problem = SWITCHED_OFF
         else:
             try:
                 kernel.filter = _seccomp.Filter(_seccomp.build())
@@ -90,9 +92,16 @@ class Kernel:
             except OSError:
                 kernel.landlock_abi = 0
         if "namespaces" in without:
-            kernel.namespaces.problems.append(_SWITCHED_OFF)
+            kernel.namespaces.problems.append(SWITCHED_OFF)
         else:
             kernel.namespaces = _namespaces.enter()
+        if kernel.namespaces.user:
+            # Creating the user namespace gave this process every capability inside it; the
+            # zygote needs none of them to fork and reap, so its workers inherit an empty set.
+            _libc.drop_capabilities()
+            if _libc.capabilities():
+                kernel.namespaces.problems.append("capabilities could not be dropped")
+                kernel.namespaces.user = False
         return kernel
 
     # -- in each worker ------------------------------------------------------------------
@@ -110,9 +119,7 @@ class Kernel:
         null = os.open(os.devnull, os.O_RDWR)  # fd 0: keeps 0-2 from being reused
         for fd in (1, 2):
             os.dup2(null, fd)
-        if self.full and self.namespaces.user:
-            _libc.drop_capabilities()
-        elif os.geteuid() == 0:
+        if os.geteuid() == 0 and not (self.full and self.namespaces.user):
             os.setgroups([])
             os.setgid(_namespaces.NOBODY)
             os.setuid(_namespaces.NOBODY)
@@ -130,9 +137,10 @@ class Kernel:
                 _landlock.restrict_self(self.ruleset)
                 os.close(self.ruleset)
                 self.ruleset = -1
-            if self.filter is None:
+            if self.filter is not None:
+                self.filter.load()
+            elif "seccomp" not in self.without:  # unavailable, not switched off: refuse
                 raise OSError(f"seccomp is unavailable: {self.seccomp_problem}")
-            self.filter.load()
         except OSError as exc:
             self.failure = f"the worker could not lock itself down: {exc}"
 
@@ -172,7 +180,7 @@ class Kernel:
                 landlocked,
                 _landlock.describe(self.landlock_abi)
                 if landlocked
-                else why_not(_SWITCHED_OFF if "landlock" in self.without else "not available"),
+                else why_not(SWITCHED_OFF if "landlock" in self.without else "not available"),
             ),
             _layer(
                 "no_new_privs", full, "set before Landlock and seccomp" if full else why_not("")

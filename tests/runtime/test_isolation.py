@@ -76,15 +76,46 @@ async def test_namespaces_alone_cut_the_network_and_hide_the_host(tmp_path: Path
     assert by_name["signal_host"].detail.startswith("ESRCH")
 
 
-async def test_without_seccomp_full_isolation_refuses_to_run(tmp_path: Path) -> None:
-    """Fail closed: no seccomp, no snippet; the error names the fix."""
-    async with Sandbox(spares=0, without=("seccomp",)) as sandbox:
+@pytest.fixture
+def no_libseccomp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The zygote starts on a machine without libseccomp: its binding fails to import the way
+    pyseccomp does when the library is missing."""
+    import runtime._pool
+
+    fake = tmp_path / "no-libseccomp"
+    fake.mkdir()
+    (fake / "pyseccomp.py").write_text('raise RuntimeError("Unable to find libseccomp")\n')
+    real = runtime._pool._boot_path
+    monkeypatch.setattr(runtime._pool, "_boot_path", lambda: f"{fake}{os.pathsep}{real()}")
+
+
+@pytest.mark.usefixtures("no_libseccomp")
+async def test_without_seccomp_full_isolation_refuses_to_run() -> None:
+    """Fail closed: no seccomp, no snippet; the error names the fix, and the doctor says why."""
+    async with Sandbox(spares=0) as sandbox:
         result = await sandbox.execute("return 1", providers=NO_PROVIDERS)
+        seccomp = next(layer for layer in sandbox.layers if layer.name == "seccomp")
     assert not result.ok and result.error is not None
     assert result.error.type == "IsolationUnavailable"
     assert result.error.kind == "policy"
     assert '"isolation": "minimal"' in (result.error.hint or "")
     assert result.calls == 0
+    assert not seccomp.active and "Unable to find libseccomp" in seccomp.detail
+
+
+@pytest.mark.usefixtures("no_libseccomp")
+async def test_without_seccomp_minimal_isolation_still_runs() -> None:
+    """The user's way out: isolation="minimal" runs, and says so on the result."""
+    async with Sandbox(spares=0, isolation="minimal") as sandbox:
+        result = await sandbox.execute("return 1", providers=NO_PROVIDERS)
+    assert result.ok and any("minimal" in w for w in result.warnings)
+
+
+async def test_a_layer_switched_off_for_a_measurement_says_so() -> None:
+    """without=... runs (benchmarks compare layers that way) and every result warns."""
+    async with Sandbox(spares=0, without=("seccomp",)) as sandbox:
+        result = await sandbox.execute("return 1", providers=NO_PROVIDERS)
+    assert result.ok and any("switched off for a measurement" in w for w in result.warnings)
 
 
 async def test_minimal_isolation_runs_and_says_so_on_every_result(tmp_path: Path) -> None:

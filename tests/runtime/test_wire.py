@@ -16,7 +16,7 @@ plain = st.recursive(
     st.none()
     | st.booleans()
     | st.integers()
-    | st.floats(allow_nan=False)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text()
     | st.binary(),
     lambda inner: (
@@ -33,6 +33,17 @@ def test_json_frames_round_trip_plain_data(value: object) -> None:
     length, codec = wire.HEADER.unpack(frame[: wire.HEADER.size])
     assert length == len(frame) - wire.HEADER.size
     assert wire.decode(codec, frame[wire.HEADER.size :], trust_marshal=False) == {"v": value}
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+def test_json_frames_have_no_nan_or_infinity(number: float) -> None:
+    """Strict JSON both ways: the encoder refuses what the host's decoder would refuse."""
+    with pytest.raises(ValueError, match="Out of range float"):
+        wire.encode_json({"v": [number]})
+    with pytest.raises(WireError, match="is not JSON"):
+        wire.decode_json(
+            b'{"v": %s}' % repr(number).replace("nan", "NaN").replace("inf", "Infinity").encode()
+        )
 
 
 @given(plain)

@@ -1,0 +1,76 @@
+"""How many spare workers to keep, and how to prepare them, from how calls have been arriving.
+
+A spare is a worker forked and locked down ahead of its request. At an agent's pace (a model
+turn between calls) ``base`` spares, fully prepared (they rehearse an execution and fault in a
+heap while they wait), are enough. Calls can also come in bursts: sub-agents firing together, or
+a model sending several snippets in a row. A burst of N calls needs N spares ready before it
+starts, because a full spare takes longer to prepare than a call takes to run. So the pool
+remembers the largest recent burst (calls that followed each other within ``CLOSE_S``) and
+keeps that many spares, up to ``cap``, which bounds the memory idle spares hold. The extra
+spares are lean (locked down, no rehearsal, no heap: ready in a few milliseconds, and a few
+MiB each). Once no burst has been seen for ``QUIET_S``, the pool goes back to ``base`` full
+spares.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+CLOSE_S = 0.05
+"""Calls this close together belong to one burst."""
+
+QUIET_S = 30.0
+"""A burst is remembered this long."""
+
+DEFAULT_CAP = 8
+"""Spares kept at most."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the pool should hold now."""
+
+    wanted: int
+    lean: bool
+    """Whether to prepare the extra spares lean."""
+
+
+class SparePolicy:
+    """Remembers when calls came, and sizes the pool of spares from the bursts among them."""
+
+    def __init__(self, base: int, cap: int = DEFAULT_CAP) -> None:
+        self.base = base
+        self.cap = max(cap, base)
+        self._arrivals: deque[float] = deque(maxlen=256)
+
+    def arrived(self, now: float) -> None:
+        """A call came at ``now``."""
+        self._arrivals.append(now)
+
+    def burst(self, now: float) -> int:
+        """The largest number of calls that came close together within the last ``QUIET_S``."""
+        largest = run = 0
+        previous: float | None = None
+        for at in self._arrivals:
+            if now - at > QUIET_S:
+                previous = None
+                continue
+            run = run + 1 if previous is not None and at - previous <= CLOSE_S else 1
+            largest = max(largest, run)
+            previous = at
+        return largest
+
+    def until_pause(self, now: float) -> float:
+        """Seconds until the current burst counts as paused (0 when it already does)."""
+        if not self._arrivals:
+            return 0.0
+        return max(0.0, CLOSE_S - (now - self._arrivals[-1]))
+
+    def plan(self, now: float) -> Plan:
+        if self.base == 0:
+            return Plan(0, lean=False)
+        wanted = min(self.cap, self.burst(now))
+        if wanted <= self.base:
+            return Plan(self.base, lean=False)
+        return Plan(wanted, lean=True)
