@@ -11,7 +11,7 @@ import os
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,8 @@ class Events:
         self._lock = threading.Lock()
         self._fd: int | None = None
         self._size = 0
+        self._scan_lock = threading.Lock()
+        self._scanned: dict[int, _Scanned] = {}
 
     def record(self, kind: str, **fields: Any) -> dict[str, Any]:
         event = {"ts": round(time.time(), 3), "kind": kind, **fields}
@@ -123,21 +125,55 @@ class Events:
         return events
 
     def lifetime(self) -> dict[str, Any]:
-        """Totals over every event still in the log (and its rotated file)."""
+        """Totals over every event still in the log (and its rotated file).
+
+        Each file is read once and then only from where the last call stopped (files are
+        known by inode, so rotation is followed), so asking again costs what was appended."""
         totals = Counters()
         kinds: Counter[str] = Counter()
         first = None
-        for path in (self.path.with_name(self.path.name + ".1"), self.path):
-            try:
-                with open(path, encoding="utf-8") as f:
-                    for line in f:
-                        try:
-                            event = json.loads(line)
-                        except ValueError:
-                            continue
-                        first = first or event.get("ts")
-                        kinds[event.get("kind", "?")] += 1
-                        totals.count(event)
-            except OSError:
-                continue
+        with self._scan_lock:
+            for path in (self.path.with_name(self.path.name + ".1"), self.path):
+                scanned = self._scan(path)
+                if scanned is None:
+                    continue
+                first = first or scanned.first
+                kinds.update(scanned.kinds)
+                for name, value in scanned.totals.as_dict().items():
+                    setattr(totals, name, getattr(totals, name) + value)
         return {"since": first, "events": dict(kinds), **totals.as_dict()}
+
+    def _scan(self, path: Path) -> _Scanned | None:
+        try:
+            with open(path, "rb") as f:
+                inode = os.fstat(f.fileno()).st_ino
+                scanned = self._scanned.get(inode)
+                if scanned is None:
+                    scanned = self._scanned[inode] = _Scanned()
+                f.seek(scanned.offset)
+                for line in f:
+                    if not line.endswith(b"\n"):
+                        break  # being written: counted next time
+                    scanned.offset += len(line)
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        continue
+                    if not isinstance(event, dict):
+                        continue
+                    scanned.first = scanned.first or event.get("ts")
+                    scanned.kinds[str(event.get("kind", "?"))] += 1
+                    scanned.totals.count(event)
+        except OSError:
+            return None
+        return scanned
+
+
+@dataclass
+class _Scanned:
+    """What one log file held up to ``offset``."""
+
+    offset: int = 0
+    first: Any = None
+    kinds: Counter[str] = field(default_factory=Counter)
+    totals: Counters = field(default_factory=Counters)

@@ -285,7 +285,7 @@ class Fabric:
         async def status(scope: str = "session", detail: str = "compact") -> dict[str, Any]:
             """What Fabric did for the context: executions, sizes, offloads, reads, store."""
             try:
-                return fab.status(scope=scope, detail=detail)
+                return await asyncio.to_thread(fab.status, scope=scope, detail=detail)
             except ConfigError as exc:
                 raise ProviderCallError(str(exc), code="bad_arguments") from None
 

@@ -40,8 +40,8 @@ class ProviderCallError(SandboxError):
 
 class ReadError(ProviderCallError):
     """A read of stored data that cannot be served as asked; ``code`` says why
-    (``invalid_regex``, ``regex_timeout``, ``bad_json_path``, ``not_json``, ``bad_range``,
-    ``bad_query``, ``not_found``)."""
+    (``invalid_regex``, ``pattern_too_large``, ``regex_timeout``, ``bad_json_path``,
+    ``not_json``, ``bad_range``, ``bad_query``, ``not_found``)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message, code=code)

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Mapping, Sequence
@@ -37,9 +38,9 @@ from runtime.worker import NAMESPACES, _wire, compile_snippet
 
 _MAX_FRAME_SLACK = 64 * 1024
 _CALLS_LOGGED = 20
-_HOST_COMPILE_CHARS = 16_384
-"""Snippets up to this size are compiled (and cached) on the host: fast enough not to stall
-the event loop; larger ones compile in their worker."""
+_HOST_COMPILE_CHARS = 4096
+"""Snippets up to this size are compiled (and cached) on the host, in a few milliseconds at
+most, so never a stall of the event loop; larger ones compile in their own worker."""
 
 
 class ProviderHost(Protocol):
@@ -118,26 +119,69 @@ _OFF_LOOP_BYTES = 256 * 1024
 returning megabytes never stalls the host's event loop and the other sessions on it."""
 
 
-def _decode(codec: int, body: bytes) -> Any:
+MAX_CONTAINERS = 1_000_000
+MAX_VALUES = 4_000_000
+"""What one result may hold: a few bytes of JSON (``[[], [], ...]``) can stand for tens of
+bytes each of host objects, so the host counts before it decodes."""
+
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+class TooComplex(Exception):
+    """A result holding more JSON containers or values than the host decodes."""
+
+
+class _Budget:
+    """The containers and values one result may still bring (its slices share it)."""
+
+    def __init__(self) -> None:
+        self.containers = MAX_CONTAINERS
+        self.values = MAX_VALUES
+
+    def spend(self, body: bytes) -> None:
+        containers, values = body.count(b"[") + body.count(b"{"), body.count(b",")
+        if containers > self.containers or values > self.values:  # brackets in text count too:
+            bare = _STRINGS.sub(b'""', body)  # count again without the strings' contents
+            containers, values = bare.count(b"[") + bare.count(b"{"), bare.count(b",")
+        self.containers -= containers
+        self.values -= values
+        if self.containers < 0 or self.values < 0:
+            raise TooComplex(
+                f"the return value holds more than {MAX_CONTAINERS:,} lists and dicts or "
+                f"{MAX_VALUES:,} values; return fewer, larger items (a string per row, say), "
+                "or offload the data and return its handle"
+            )
+
+
+def _decode(codec: int, body: bytes, budget: _Budget | None = None) -> Any:
+    if budget is not None:
+        budget.spend(body)
     try:
         return _wire.decode(codec, body, trust_marshal=False)
     except _wire.WireError as exc:
         raise ProtocolViolation(str(exc)) from None
 
 
-async def _read_frame(reader: asyncio.StreamReader, max_bytes: int) -> tuple[Any, int]:
-    """One decoded frame from the worker, and its size in bytes."""
+async def _read_frame(
+    reader: asyncio.StreamReader, max_bytes: int, budget: _Budget | None = None
+) -> tuple[Any, int]:
+    """One decoded frame from the worker, and its size in bytes. Large frames are decoded in
+    a thread, after ``budget`` has been charged for what they hold."""
     length, codec = _wire.HEADER.unpack(await reader.readexactly(_wire.HEADER.size))
     if length > max_bytes:
         raise ProtocolViolation(f"frame of {length} bytes exceeds the {max_bytes}-byte cap")
     body = await reader.readexactly(length)
     if length < _OFF_LOOP_BYTES:
         return _decode(codec, body), length
-    return await asyncio.to_thread(_decode, codec, body), length
+    return await asyncio.to_thread(_decode, codec, body, budget), length
 
 
 async def _assemble(
-    reader: asyncio.StreamReader, result: _Result, max_frame: int, max_total: int
+    reader: asyncio.StreamReader,
+    result: _Result,
+    max_frame: int,
+    max_total: int,
+    budget: _Budget,
 ) -> _Result:
     """Read the slices of a large value and put them in place; anything that does not fit
     the announced shape is a protocol violation."""
@@ -153,7 +197,7 @@ async def _assemble(
         raise ProtocolViolation("the sliced value's placeholder is not an empty container")
     total = 0
     for _ in range(parts.count):
-        message, size = await _read_frame(reader, max_frame)
+        message, size = await _read_frame(reader, max_frame, budget)
         if type(message) is not want:
             raise ProtocolViolation(f"a slice of a {parts.kind} is a {type(message).__name__}")
         total += size
@@ -435,9 +479,10 @@ async def execute(
         if compiled is not None:  # the worker skips compiling; it reports errors when not
             request["compiled"] = compiled
         writer.write(_wire.encode_marshal(request))
+        budget = _Budget()
         async with asyncio.timeout(limits.timeout_s):
             while True:
-                message, size = await _read_frame(reader, max_frame)
+                message, size = await _read_frame(reader, max_frame, budget)
                 op = message.get("op") if isinstance(message, dict) else None
                 if op == "call":
                     calls.dispatch(message)
@@ -449,7 +494,9 @@ async def execute(
                 else:
                     result = _validated(message)
                 if result.parts is not None:
-                    result = await _assemble(reader, result, max_frame, limits.max_result_bytes)
+                    result = await _assemble(
+                        reader, result, max_frame, limits.max_result_bytes, budget
+                    )
                 spent = timings(
                     result.timings.get("compile_ms", 0.0), result.timings.get("run_ms", 0.0)
                 )
@@ -492,6 +539,10 @@ async def execute(
             "wall-clock limit and was stopped",
             limit=limits.timeout_s,
         )
+        return failed_result(code, error, timings(), calls=calls.count)
+    except TooComplex as exc:
+        worker.kill()
+        error = ExecError(kind="limit", type="ResultTooComplex", message=str(exc))
         return failed_result(code, error, timings(), calls=calls.count)
     except ProtocolViolation as exc:
         worker.kill()

@@ -340,7 +340,7 @@ def _make_status(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable
         scope: Literal["session", "lifetime"] = "session",
         detail: Literal["compact", "full"] = "compact",
     ) -> CallToolResult:
-        report = fab.status(scope=scope, detail=detail)
+        report = await asyncio.to_thread(fab.status, scope=scope, detail=detail)
         return _reply(status_text(report), report)
 
     return _guarded(ctx_status)

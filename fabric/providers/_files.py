@@ -29,6 +29,7 @@ from fabric.providers._paths import (
     walk_beneath,
 )
 from runtime import ProviderCallError, run_sync, stop_if_requested
+from runtime.boundary import PatternTooLarge, check_pattern
 
 MAX_READ_BYTES = 256 * 1024 * 1024
 MAX_LS_ENTRIES = 10_000
@@ -179,8 +180,13 @@ def _grep(
     max_results: int,
 ) -> list[dict[str, Any]]:
     flags = regex.IGNORECASE if ignore_case else 0
+    source = regex.escape(pattern) if literal else pattern
     try:
-        compiled = regex.compile(regex.escape(pattern) if literal else pattern, flags)
+        check_pattern(source)
+    except PatternTooLarge as exc:
+        raise ProviderCallError(f"tools.grep: {exc}", code="pattern_too_large") from None
+    try:
+        compiled = regex.compile(source, flags)
     except regex.error as exc:
         raise ProviderCallError(
             f"invalid regular expression {pattern!r}: {exc}; pass literal=True to search "

@@ -10,6 +10,7 @@ from runtime.boundary._config import (
     ResultPolicy,
 )
 from runtime.boundary._format import render, to_json
+from runtime.boundary._patterns import MAX_EXPANSION, PatternTooLarge, check_pattern, expansion
 from runtime.boundary._preview import Preview, preview
 from runtime.boundary._query import MAX_MATCHES_CAP
 from runtime.boundary._read import read
@@ -29,6 +30,7 @@ from runtime.boundary._tokens import EXACT_LIMIT, TokenCounter, estimate_tokens
 __all__ = [
     "EXACT_LIMIT",
     "HEADER_BYTES",
+    "MAX_EXPANSION",
     "MAX_MATCHES_CAP",
     "MODES",
     "RESULT_FORMATS",
@@ -37,6 +39,7 @@ __all__ = [
     "BoundaryConfig",
     "BytesReadable",
     "PathValue",
+    "PatternTooLarge",
     "Preview",
     "ReadResult",
     "Readable",
@@ -48,7 +51,9 @@ __all__ = [
     "Summary",
     "TokenCounter",
     "Window",
+    "check_pattern",
     "estimate_tokens",
+    "expansion",
     "looks_like_log",
     "preview",
     "read",

@@ -271,7 +271,7 @@ def _original(value: Any) -> tuple[str, ContentType]:
             try:
                 json.loads(value)
                 return value, "json"
-            except ValueError:
+            except (ValueError, RecursionError, MemoryError):  # nested too deep is text too
                 pass
         return value, "text"
     return to_json(value), "json"

@@ -18,6 +18,7 @@ from runtime._errors import ReadError
 from runtime._threads import stop_if_requested
 from runtime.boundary._fit import fit
 from runtime.boundary._fit import size as _size
+from runtime.boundary._patterns import PatternTooLarge, check_pattern
 from runtime.boundary._readable import Readable, ReadResult, Sample, Window
 
 MAX_MATCHES_CAP = 500
@@ -102,6 +103,10 @@ class Matcher:
         if self.bytes_mode:
             return
         pattern = query if use_regex else regex.escape(query)
+        try:
+            check_pattern(pattern)
+        except PatternTooLarge as exc:
+            raise ReadError("pattern_too_large", str(exc)) from None
         try:
             self.pattern = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
         except regex.error as exc:

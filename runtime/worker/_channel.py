@@ -117,6 +117,7 @@ class Channel:
         self._link = link
         self._ids = itertools.count(1)
         self._max_calls = max_calls
+        self._writing = asyncio.Lock()  # a frame goes out in slices: two must not interleave
         self.calls = 0
 
     async def call(
@@ -143,7 +144,8 @@ class Channel:
             ) from None
         reply_future = self._link.expect(call_id)
         try:
-            await _wire.write_frame(self._link, frame)
+            async with self._writing:
+                await _wire.write_frame(self._link, frame)
         except ConnectionError as exc:
             self._link.forget(call_id)
             raise ToolError(f"host connection lost: {exc}", code="host") from None

@@ -27,25 +27,13 @@ from RestrictedPython.Guards import guarded_unpack_sequence as _rp_unpack_sequen
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
 from runtime.worker._policy import DENIED_ATTRIBUTES, FILENAME
-from runtime.worker._values import PLAIN, Admission, is_vetted_record
+from runtime.worker._values import ASYNC_STEPS, PLAIN, Admission, is_vetted_record
 
 # Driving a coroutine by hand would surface the futures it waits on.
 _COROUTINE_DRIVERS = frozenset({"send", "throw"})
 
 
-def _async_generator_awaitables() -> tuple[type, ...]:
-    async def agen() -> Any:
-        yield None
-
-    gen = agen()
-    asend, athrow = gen.asend(None), gen.athrow(GeneratorExit)
-    kinds = (type(asend), type(athrow))
-    asend.close()
-    athrow.close()
-    return kinds
-
-
-_DRIVABLE = (types.CoroutineType, *_async_generator_awaitables())
+_DRIVABLE = (types.CoroutineType, *ASYNC_STEPS)
 
 FAST_ITERABLES: frozenset[type] = frozenset(
     {
@@ -233,11 +221,18 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return result
         return admit(result, f"the result of .{name}()")
 
+    def consumed(name: str, arg: Any) -> Any:
+        """What a plain-data method that iterates its argument may iterate."""
+        if name not in _CONSUMERS or type(arg) in PLAIN or isinstance(arg, dict):
+            return arg
+        return list(guarded_iter(arg))
+
     def guarded_callattr(obj: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
         """``obj.name(...)``: the method is checked like an attribute, its result like a value.
-        Methods of plain data return plain data or its items, so they skip both checks."""
+        Methods of plain data return plain data or its items, so they skip both checks; what
+        they iterate goes through the iteration guard."""
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
-            return getattr(obj, name)(*args, **kwargs)
+            return getattr(obj, name)(*(consumed(name, a) for a in args), **kwargs)
         return result_of(compiled_getattr(obj, name)(*args, **kwargs), name)
 
     def callattr0(obj: Any, name: str, /) -> Any:
@@ -247,12 +242,12 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
 
     def callattr1(obj: Any, name: str, a: Any, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
-            return getattr(obj, name)(a)
+            return getattr(obj, name)(consumed(name, a))
         return result_of(compiled_getattr(obj, name)(a), name)
 
     def callattr2(obj: Any, name: str, a: Any, b: Any, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
-            return getattr(obj, name)(a, b)
+            return getattr(obj, name)(consumed(name, a), b)
         return result_of(compiled_getattr(obj, name)(a, b), name)
 
     def call_result(result: Any) -> Any:
@@ -376,3 +371,23 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
 
 _PLAIN_SLOW = frozenset({"format", "format_map"})
 """Methods of plain data that take the checked path (``str.format`` walks attributes)."""
+
+_CONSUMERS = frozenset(
+    {
+        "extend",
+        "join",
+        "update",
+        "union",
+        "intersection",
+        "difference",
+        "symmetric_difference",
+        "intersection_update",
+        "difference_update",
+        "symmetric_difference_update",
+        "issubset",
+        "issuperset",
+        "isdisjoint",
+        "fromkeys",
+    }
+)
+"""Methods of plain data that iterate their argument: it goes through the iteration guard."""

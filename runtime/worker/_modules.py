@@ -331,11 +331,25 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
     import collections
     import functools
 
-    def namedtuple(typename: str, field_names: Any, **kwargs: Any) -> type:
+    def namedtuple(
+        typename: str, field_names: Any, *, rename: bool = False, defaults: Any = None
+    ) -> type:
         """collections.namedtuple; the class counts as the snippet's own."""
-        kwargs.setdefault("module", "snippet")  # else it looks at the caller's frame
-        with _audit.trusted():  # it builds __new__ with exec, from validated field names
-            made = collections.namedtuple(typename, field_names, **kwargs)  # type: ignore[misc]
+        # namedtuple builds __new__ with exec, so it runs with the audit hook trusting it: every
+        # input is made plain data first, so no snippet code can run inside that window.
+        if isinstance(field_names, str):
+            fields = field_names.replace(",", " ").split()
+        else:
+            fields = list(field_names)
+        plain = [typename, *fields]
+        if not all(type(name) is str for name in plain):
+            raise TypeError("namedtuple: the type name and the field names must be strings")
+        given = None if defaults is None else tuple(defaults)
+        with _audit.trusted():
+            make: Any = collections.namedtuple  # mypy types namedtuple's literal forms only
+            made = make(
+                str(typename), fields, rename=bool(rename), defaults=given, module="snippet"
+            )
         return ADOPTION.adopt(made)
 
     def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:

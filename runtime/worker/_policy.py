@@ -156,6 +156,12 @@ class SnippetPolicy(RestrictingNodeTransformer):
         guard = f"_call{arity}_" if arity is not None and arity <= 1 else "_call_"
         return _call(guard, [func, *node.args], node, node.keywords)
 
+    def visit_YieldFrom(self, node: ast.YieldFrom) -> Any:
+        """``yield from x`` delegates to ``x`` natively: it iterates through the guard."""
+        node = self.node_contents_visit(node)
+        node.value = _call("_getiter_", [node.value], node.value, [])
+        return node
+
     def visit_Starred(self, node: ast.Starred) -> Any:
         node = self.node_contents_visit(node)
         if isinstance(node.ctx, ast.Load):
@@ -309,8 +315,20 @@ class _GlobalToNonlocal(ast.NodeTransformer):
 
     def __init__(self, top_level: set[str]) -> None:
         self.top_level = top_level
+        self._depth = 0
+
+    def _function(self, node: ast.AST) -> Any:
+        self._depth += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self._depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
 
     def visit_Global(self, node: ast.Global) -> Any:
+        if not self._depth:
+            return node  # outside any function: left as it is
         local = [n for n in node.names if n in self.top_level]
         other = [n for n in node.names if n not in self.top_level]
         out: list[ast.stmt] = []
@@ -379,8 +397,8 @@ def compile_snippet(code: str) -> tuple[CodeType | None, list[CompileProblem]]:
 
     errors: list[str] = []
     policy = SnippetPolicy(errors, [], {})
-    policy.direct = direct_callees(tree)
     try:
+        policy.direct = direct_callees(tree)
         policy.visit(tree)
     except RecursionError:
         return None, [CompileProblem("syntax", "the snippet is nested too deeply", None, None)]
@@ -396,13 +414,9 @@ def compile_snippet(code: str) -> tuple[CodeType | None, list[CompileProblem]]:
     for stmt in tree.body:
         if isinstance(stmt, ast.Global):
             continue  # a no-op at module level; invalid beside locals of the same name
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            stmt = renamer.visit(stmt)
-        else:
-            for node in ast.walk(stmt):
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                    renamer.visit(node)
-        wrapper_body.append(stmt)
+        # The renamer only rewrites `global` statements, which appear only inside functions:
+        # one visit of each top-level statement reaches them all.
+        wrapper_body.append(renamer.visit(stmt))
     wrapper_body = wrapper_body or [ast.Pass()]
     main = ast.AsyncFunctionDef(
         name=MAIN,

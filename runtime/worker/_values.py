@@ -81,8 +81,6 @@ _BUILTIN_INSTANCES = frozenset(
         "generator",
         "coroutine",
         "async_generator",
-        "async_generator_asend",
-        "async_generator_athrow",
         "callable_iterator",
         "list_iterator",
         "list_reverseiterator",
@@ -154,6 +152,28 @@ _VETTED_MODULES = frozenset(
     }
 )
 """Modules (and the C modules behind them) whose classes' instances snippets may hold."""
+
+
+def _async_generator_awaitables() -> tuple[type, ...]:
+    async def agen() -> Any:
+        yield None
+
+    gen = agen()
+    asend, athrow = gen.asend(None), gen.athrow(GeneratorExit)
+    kinds = (type(asend), type(athrow))
+    asend.close()
+    athrow.close()
+    return kinds
+
+
+ASYNC_STEPS = _async_generator_awaitables()
+"""What ``agen.asend()``, ``athrow()`` and ``aclose()`` return: iterating one steps the
+generator and yields whatever it waits on (the event loop's futures)."""
+
+
+async def _awaiting(step: Any) -> Any:
+    """An async generator's step, as a coroutine: awaitable, and nothing more."""
+    return await step
 
 
 def is_vetted_record(obj: Any) -> bool:
@@ -249,6 +269,7 @@ class Admission:
             types.BuiltinFunctionType: self._builtin,
             types.MethodType: self._method,
             types.MethodDescriptorType: self._unbound,
+            **dict.fromkeys(ASYNC_STEPS, self._async_step),
         }
         special = specials.get(kind)
         if special is not None:
@@ -263,6 +284,9 @@ class Admission:
         if module in _VETTED_MODULES:
             return None  # the vetted modules' records: Counter, datetime, Match...
         return self._foreign
+
+    def _async_step(self, value: Any, what: str) -> Any:
+        return _awaiting(value)
 
     def _refuser(self, found: str) -> Callable[[Any, str], Any]:
         def refuse(value: Any, what: str) -> Any:

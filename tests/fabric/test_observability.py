@@ -160,3 +160,23 @@ def test_the_cli_commands(tmp_path: Path) -> None:
     assert refused.returncode == 1 and "--yes" in refused.stderr
     cleared = json.loads(cli("clear", "--facts", "--yes", *ws, "--json").stdout)
     assert cleared["cleared"] >= 1
+
+
+def test_lifetime_totals_follow_appends_and_rotation(tmp_path: Path) -> None:
+    """Totals are read incrementally: each call counts what was appended since, across a
+    rotation, and a line still being written is counted once it is whole."""
+    log = Events(tmp_path / "events.jsonl", max_bytes=400)
+    for _ in range(3):
+        log.record("read", mode="range")
+    assert log.lifetime()["reads"] == 3
+    for _ in range(10):  # past max_bytes: the log rotates into events.jsonl.1
+        log.record("exec", ok=True, bytes=10)
+    assert (tmp_path / "events.jsonl.1").exists()
+    totals = log.lifetime()
+    assert totals["reads"] == 3 and totals["executions"] == 10
+    with open(tmp_path / "events.jsonl", "a") as f:
+        f.write('{"ts": 1, "kind": "read"')  # half a line, as a writer in another process
+    assert log.lifetime()["reads"] == 3
+    with open(tmp_path / "events.jsonl", "a") as f:
+        f.write("}\n")
+    assert log.lifetime()["reads"] == 4

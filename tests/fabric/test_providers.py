@@ -257,3 +257,24 @@ async def test_sessions_sharing_a_registry_keep_their_own_workspaces(tmp_path: P
         "extensions": ["later", "ping"],
     }
     assert shared.providers("tools") == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "await tools.grep(pattern='(?:a{20000}){20000}')",
+        "await ctx.read('notes.txt', query='(?:b{2000}){2000}', regex=True)",
+    ],
+)
+async def test_a_pattern_that_would_compile_huge_is_refused_before_compiling(
+    tmp_path: Path, call: str
+) -> None:
+    """Nested counted repeats multiply when compiled; the host sizes a pattern first."""
+    (tmp_path / "notes.txt").write_text("a\n")
+    async with Fabric(workspace=tmp_path) as fab:
+        result = await fab.exec(
+            f"try:\n    {call}\nexcept ToolError as e:\n    return [e.code, e.message]"
+        )
+    assert result.ok, result.text
+    code, message = result.value
+    assert code == "pattern_too_large" and "counted repeats multiply" in message

@@ -390,6 +390,31 @@ async def test_ordinary_code_still_runs(fab: Fabric, name: str) -> None:
     assert result.value == expected
 
 
+async def test_no_snippet_code_runs_while_a_facade_is_trusted(fab: Fabric) -> None:
+    """namedtuple runs with the audit hook trusting it (it builds code with exec); it takes
+    its inputs as plain data first, so a generator of field names cannot run in that window."""
+    code = (
+        "import collections\n"
+        "out = []\n"
+        "def probe(tag):\n"
+        "    try:\n"
+        "        'x'.encode('mac_roman')\n"
+        "        out.append(tag + ': ran')\n"
+        "    except Exception as e:\n"
+        "        out.append(tag + ': ' + str(e)[:40])\n"
+        "def fields():\n"
+        "    probe('inside')\n"
+        "    yield 'a'\n"
+        "probe('outside')\n"
+        "collections.namedtuple('T', fields())\n"
+        "out"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert [line.split(": ", 1)[0] for line in result.value] == ["outside", "inside"]
+    assert all("the sandbox refuses 'import'" in line for line in result.value), result.value
+
+
 async def test_tampering_does_not_leak_into_the_next_execution(fab: Fabric) -> None:
     """Whatever a snippet rebinds stays in its own, discarded worker."""
     await fab.exec("tools = None\njson = None")

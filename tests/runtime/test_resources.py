@@ -166,3 +166,11 @@ async def test_a_killed_worker_parent_is_replaced(workspace: Path) -> None:
         result = await fab.exec("return 2")
         assert result.ok and result.value == 2, result.text
         assert set(zygote_pids()).isdisjoint(before)
+
+
+async def test_very_deep_nesting_is_a_syntax_error_not_a_dead_worker(tight: Fabric) -> None:
+    """800 nested lambdas: a clean error, whoever compiles the snippet."""
+    result = await tight.exec("f = " + "lambda: " * 800 + "1\nreturn 1")
+    assert result.error is not None and result.error.kind == "syntax"
+    assert "nested too deeply" in result.error.message
+    await still_serving(tight)

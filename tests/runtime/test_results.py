@@ -108,3 +108,32 @@ async def test_large_values_cross_whole_and_exact(fab: Fabric) -> None:
         result = await fab.exec(f"return {expression}", policy="offload")
         assert result.ok, (name, result.text)
         assert result.value == eval(expression), name
+
+
+async def test_a_result_of_millions_of_tiny_containers_is_a_limit_error(fab: Fabric) -> None:
+    """A few bytes of JSON per empty list would cost the host tens of bytes each: refused,
+    with what to return instead, before the host decodes it."""
+    result = await fab.exec("return [[]] * 2_000_000")
+    assert result.error is not None
+    assert result.error.kind == "limit" and result.error.type == "ResultTooComplex"
+    assert "lists and dicts" in result.error.message
+
+
+async def test_brackets_inside_text_do_not_count_as_containers(fab: Fabric) -> None:
+    """Only structure counts: a long text full of brackets comes back whole."""
+    result = await fab.exec("return '[' * 3_000_000 + '{,}' * 500_000", policy="offload")
+    assert result.ok, result.text
+    assert result.value == "[" * 3_000_000 + "{,}" * 500_000
+
+
+async def test_concurrent_large_provider_calls_do_not_interleave(fab: Fabric) -> None:
+    """Two calls whose arguments go out in several slices each arrive whole."""
+    code = (
+        "import asyncio\n"
+        "t = 'x' * (1536 * 1024)\n"
+        "rs = await asyncio.gather(ctx.offload(t), ctx.offload(t + 'y'))\n"
+        "return [r['bytes'] for r in rs]"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.value == [1536 * 1024, 1536 * 1024 + 1]
