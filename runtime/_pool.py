@@ -251,13 +251,13 @@ class WorkerPool:
         that finds no spare forks its own, and the refill starts at once beside it.
         """
         now = time.monotonic()
+        self._policy.arrived(now)
+        self._spares.sort(key=lambda w: w.lean)  # full spares first, each kind oldest first
         while self._spares:
             worker = self._spares.pop(0)
             if worker.alive:
-                self._policy.arrived(now)
                 return worker
             worker.discard()
-        self._policy.arrived(now)
         worker = await self._fork(spare=False)
         self._schedule_refill()
         return worker
@@ -265,12 +265,11 @@ class WorkerPool:
     def refill(self) -> None:
         """Top the spares up again (or trim them after a burst), in the background."""
         plan = self._policy.plan(time.monotonic())
-        if not plan.lean:  # the burst is over: full spares serve an agent's pace better
-            for worker in [w for w in self._spares if w.lean]:
+        for lean, keep in ((True, plan.lean), (False, plan.full)):
+            kind = [w for w in self._spares if w.lean is lean]
+            for worker in kind[keep:]:  # the newest go: the oldest are the readiest
                 self._spares.remove(worker)
                 worker.discard()
-        while len(self._spares) > plan.wanted:
-            self._spares.pop().discard()  # the newest first: the oldest are the readiest
         self._schedule_refill()
 
     def _schedule_refill(self) -> None:
@@ -299,10 +298,12 @@ class WorkerPool:
             plan = self._policy.plan(time.monotonic())
             if plan.lean and self._trim is None:  # look again once the burst is forgotten
                 self._trim = asyncio.get_running_loop().call_later(QUIET_S, self._trim_now)
-            if len(self._spares) >= plan.wanted:
+            full = sum(not w.lean for w in self._spares)
+            lean = len(self._spares) - full
+            if full >= plan.full and lean >= plan.lean:
                 return
             try:
-                worker = await self._fork(spare=not plan.lean)
+                worker = await self._fork(spare=full < plan.full)
             except (SandboxUnavailable, SandboxClosed):
                 return
             if self._closed:

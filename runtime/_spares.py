@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-CLOSE_S = 0.05
-"""Calls this close together belong to one burst."""
+CLOSE_S = 0.005
+"""Calls this close together belong to one burst: back to back, each arriving before the
+spare forked after the previous one could be ready."""
 
 QUIET_S = 30.0
 """A burst is remembered this long."""
@@ -29,11 +30,14 @@ DEFAULT_CAP = 8
 
 @dataclass(frozen=True)
 class Plan:
-    """What the pool should hold now."""
+    """What the pool should hold now: ``full`` spares, and ``lean`` ones beside them."""
 
-    wanted: int
-    lean: bool
-    """Whether to prepare the extra spares lean."""
+    full: int
+    lean: int = 0
+
+    @property
+    def wanted(self) -> int:
+        return self.full + self.lean
 
 
 class SparePolicy:
@@ -68,9 +72,8 @@ class SparePolicy:
         return max(0.0, CLOSE_S - (now - self._arrivals[-1]))
 
     def plan(self, now: float) -> Plan:
+        """``base`` full spares always (an agent's next call gets the best prepared worker),
+        and lean ones beside them for as many more calls as the recent bursts brought."""
         if self.base == 0:
-            return Plan(0, lean=False)
-        wanted = min(self.cap, self.burst(now))
-        if wanted <= self.base:
-            return Plan(self.base, lean=False)
-        return Plan(wanted, lean=True)
+            return Plan(0)
+        return Plan(self.base, max(0, min(self.cap, self.burst(now)) - self.base))
