@@ -31,7 +31,7 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fabric import Fabric, Limits, ProviderRegistry
-from runtime import Sandbox
+from runtime import NoProviders, Sandbox
 
 console = Console()
 
@@ -301,14 +301,6 @@ async def bench_providers(workspace: Path, n: int) -> None:
     console.print(table)
 
 
-class _NoProviders:
-    def catalog(self) -> dict[str, list[str]]:
-        return {}
-
-    async def call(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
 LAYER_RUNS: dict[str, dict[str, Any]] = {
     "full (every layer)": {},
     "full without seccomp": {"without": ("seccomp",)},
@@ -320,7 +312,7 @@ LAYER_RUNS: dict[str, dict[str, Any]] = {
 
 async def _timed_exec(sandbox: Sandbox) -> float:
     start = time.perf_counter()
-    result = await sandbox.execute("return 1 + 1", providers=_NoProviders())
+    result = await sandbox.execute("return 1 + 1", providers=NoProviders())
     assert result.ok and result.value == 2, result.text
     return (time.perf_counter() - start) * 1000
 

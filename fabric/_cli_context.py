@@ -18,7 +18,7 @@ from fabric._config import FIELDS, ConfigFile
 from fabric._events import Events
 from fabric._session import Fabric
 from fabric.mcp._server import status_text
-from runtime import ProviderCallError
+from runtime import Isolation, ProviderCallError, Sandbox
 from store import Facts, Store, StoreError
 
 _out = Console(highlight=False, soft_wrap=True)
@@ -121,12 +121,13 @@ def _trace(args: argparse.Namespace, _: Any) -> int:
     return 0
 
 
-def _layers(workspace: str) -> list[dict[str, Any]]:
-    """The isolation layers a session of this workspace gets (a zygote is started to ask)."""
+def _layers(isolation: Isolation) -> list[dict[str, Any]]:
+    """The isolation layers a session of this workspace gets (a zygote is started to ask;
+    nothing is written to the workspace)."""
 
     async def go() -> list[dict[str, Any]]:
-        async with Fabric(workspace=workspace, spares=0) as fab:
-            return [layer.model_dump() for layer in fab.layers]
+        async with Sandbox(spares=0, isolation=isolation) as sandbox:
+            return [layer.model_dump() for layer in sandbox.layers]
 
     return asyncio.run(go())
 
@@ -135,7 +136,7 @@ def _settings(args: argparse.Namespace, _: Any) -> int:
     config_file = ConfigFile(Path(args.workspace))
     loaded = config_file.current()
     values = loaded.config.model_dump(by_alias=True, mode="json")
-    layers = _layers(args.workspace)
+    layers = _layers(loaded.config.isolation)
     report = {
         "file": str(config_file.path),
         "values": {

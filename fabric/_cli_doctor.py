@@ -17,7 +17,7 @@ from rich.table import Table
 
 from fabric._cli_common import subcommand
 from fabric._session import Fabric
-from runtime import DoctorReport
+from runtime import ISOLATIONS, DoctorReport
 
 _out = Console(highlight=False, soft_wrap=True)
 
@@ -28,7 +28,7 @@ def add_parser(commands: Any) -> None:
     )
     doctor.add_argument(
         "--isolation",
-        choices=("full", "minimal"),
+        choices=ISOLATIONS,
         help="probe this isolation mode instead of the configured one",
     )
 

@@ -70,7 +70,7 @@ class Events:
         self._fd: int | None = None
         self._size = 0
         self._scan_lock = threading.Lock()
-        self._scanned: dict[int, _Scanned] = {}
+        self._scanned: dict[tuple[int, int], _Scanned] = {}
 
     def record(self, kind: str, **fields: Any) -> dict[str, Any]:
         event = {"ts": round(time.time(), 3), "kind": kind, **fields}
@@ -128,13 +128,20 @@ class Events:
         """Totals over every event still in the log (and its rotated file).
 
         Each file is read once and then only from where the last call stopped (files are
-        known by inode, so rotation is followed), so asking again costs what was appended."""
+        known by device and inode, so rotation is followed; a file that shrank is read again),
+        so asking again costs what was appended."""
         totals = Counters()
         kinds: Counter[str] = Counter()
         first = None
         with self._scan_lock:
-            for path in (self.path.with_name(self.path.name + ".1"), self.path):
-                scanned = self._scan(path)
+            files = [
+                self._scan(path) for path in (self.path.with_name(self.path.name + ".1"), self.path)
+            ]
+            seen = {scanned.file for scanned in files if scanned is not None}
+            for file in list(self._scanned):
+                if file not in seen:  # rotated away: its inode may be reused
+                    del self._scanned[file]
+            for scanned in files:
                 if scanned is None:
                     continue
                 first = first or scanned.first
@@ -146,10 +153,11 @@ class Events:
     def _scan(self, path: Path) -> _Scanned | None:
         try:
             with open(path, "rb") as f:
-                inode = os.fstat(f.fileno()).st_ino
-                scanned = self._scanned.get(inode)
-                if scanned is None:
-                    scanned = self._scanned[inode] = _Scanned()
+                info = os.fstat(f.fileno())
+                file = (info.st_dev, info.st_ino)
+                scanned = self._scanned.get(file)
+                if scanned is None or info.st_size < scanned.offset:  # new, or truncated
+                    scanned = self._scanned[file] = _Scanned(file)
                 f.seek(scanned.offset)
                 for line in f:
                     if not line.endswith(b"\n"):
@@ -171,8 +179,9 @@ class Events:
 
 @dataclass
 class _Scanned:
-    """What one log file held up to ``offset``."""
+    """What one log file (device, inode) held up to ``offset``."""
 
+    file: tuple[int, int]
     offset: int = 0
     first: Any = None
     kinds: Counter[str] = field(default_factory=Counter)

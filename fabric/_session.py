@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Callable
@@ -38,6 +39,7 @@ from runtime import (
     ProviderCallError,
     ProviderHost,
     Sandbox,
+    run_host_work,
 )
 from runtime.boundary import (
     MODES,
@@ -229,9 +231,8 @@ class Fabric:
         if is_small(result):  # a thread hop costs more than finishing a small result here
             result = self.boundary.finish(result, policy=policy, fmt=result_format)
         else:
-            result = await asyncio.to_thread(
-                self.boundary.finish, result, policy=policy, fmt=result_format
-            )
+            finish = functools.partial(self.boundary.finish, policy=policy, fmt=result_format)
+            result = await run_host_work(finish, result)
         result = result.model_copy(update={"analysis": await running})
         advisory = self.config.runtime_advisory_threshold
         if advisory and result.ok and result.policy_applied == "inline" and result.bytes > advisory:
@@ -324,7 +325,9 @@ class Fabric:
         store = self.boundary.store
         if store is not None:
             probe = b"fabric doctor: a stored blob that no worker may read\n"
-            entry = await asyncio.to_thread(store.put, probe, tool="fabric.doctor")
+            entry = await asyncio.to_thread(
+                store.put, probe, key="fabric-doctor-probe", tool="fabric.doctor"
+            )
             store_file = store.blob_path(entry.handle)
         return await self._sandbox.doctor(workspace=self.workspace.root, store_file=store_file)
 

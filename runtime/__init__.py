@@ -31,7 +31,14 @@ if TYPE_CHECKING:
     )
     from runtime._render import render_error, render_value
     from runtime._sandbox import Sandbox
-    from runtime._threads import CallStopped, run_sync, stop_if_requested, stop_requested
+    from runtime._testing import NoProviders
+    from runtime._threads import (
+        CallStopped,
+        run_host_work,
+        run_sync,
+        stop_if_requested,
+        stop_requested,
+    )
     from runtime.worker import NAMESPACES
 
 _EXPORTS = {
@@ -58,8 +65,10 @@ _EXPORTS = {
     "render_error": "runtime._render",
     "render_value": "runtime._render",
     "Sandbox": "runtime._sandbox",
+    "NoProviders": "runtime._testing",
     "CallStopped": "runtime._threads",
     "run_sync": "runtime._threads",
+    "run_host_work": "runtime._threads",
     "stop_if_requested": "runtime._threads",
     "stop_requested": "runtime._threads",
 }
@@ -77,6 +86,7 @@ __all__ = [
     "Isolation",
     "Layer",
     "Limits",
+    "NoProviders",
     "PolicyApplied",
     "Probe",
     "ProviderCallError",
@@ -89,6 +99,7 @@ __all__ = [
     "Timings",
     "render_error",
     "render_value",
+    "run_host_work",
     "run_sync",
     "stop_if_requested",
     "stop_requested",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime._isolation import Probe
+from runtime.worker._confine import ENVIRONMENT, KEPT_ENV
 
 _PROBE_PREFIX = "fabric-doctor-probe-"
 
@@ -46,15 +47,24 @@ class Targets:
         self.inside = Path(tempfile.mkdtemp(prefix=".fabric-doctor-", dir=workspace))
         self.inside.chmod(0o777)
         self.store_file = store_file
-        self.connections = 0
+        self.connections = {"network_connect": 0, "connect_unix": 0}
         self.server: asyncio.AbstractServer | None = None
+        self.unix_server: asyncio.AbstractServer | None = None
+        self.unix_path = self.outside / "listener.sock"
 
     async def listen(self) -> tuple[str, int]:
-        async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            self.connections += 1
-            writer.close()
+        def counting(probe: str) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], None]:
+            def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                self.connections[probe] += 1
+                writer.close()
 
-        self.server = await asyncio.start_server(accepted, "127.0.0.1", 0)
+            return accepted
+
+        self.server = await asyncio.start_server(counting("network_connect"), "127.0.0.1", 0)
+        self.unix_server = await asyncio.start_unix_server(
+            counting("connect_unix"), path=str(self.unix_path)
+        )
+        self.unix_path.chmod(0o777)  # only the kernel layer may stand in the way
         host, port = self.server.sockets[0].getsockname()[:2]
         return str(host), int(port)
 
@@ -65,9 +75,10 @@ class Targets:
             "write_workspace": str(self.inside),
             "read_store": str(self.store_file) if self.store_file else "/nonexistent/store",
             "network_connect": list(address),
+            "connect_unix": str(self.unix_path),
             "fork": None,
             "signal_host": os.getpid(),
-            "environment": ["LC_ALL", "TZ"],
+            "environment": [*ENVIRONMENT, *KEPT_ENV],
             "exec": sys.executable,
         }
 
@@ -75,10 +86,11 @@ class Targets:
         return [p.name for p in folder.iterdir() if p.name.startswith(_PROBE_PREFIX)]
 
     async def close(self) -> None:
-        if self.server is not None:
-            self.server.close()
-            with contextlib.suppress(Exception):
-                await self.server.wait_closed()
+        for server in (self.server, self.unix_server):
+            if server is not None:
+                server.close()
+                with contextlib.suppress(Exception):
+                    await server.wait_closed()
         shutil.rmtree(self.outside, ignore_errors=True)
         shutil.rmtree(self.inside, ignore_errors=True)
 
@@ -93,7 +105,7 @@ def _verified(found: dict[str, Probe], targets: Targets) -> list[Probe]:
     for name, probe in found.items():
         if checks.get(name):
             probe = Probe(name=name, denied=False, detail=f"a file appeared: {checks[name][0]}")
-        if name == "network_connect" and targets.connections:
+        if targets.connections.get(name):
             probe = Probe(name=name, denied=False, detail="the listener accepted a connection")
         if name == "read_store" and targets.store_file is None:
             probe = Probe(name=name, denied=False, detail="no store blob to probe")
@@ -106,8 +118,12 @@ async def run_probes(
     workspace: Path,
     store_file: Path | None,
     expected: tuple[str, ...],
+    optional: tuple[str, ...] = (),
 ) -> list[Probe]:
-    """Set the targets up, let ``run`` send them to a worker, verify and clean up."""
+    """Set the targets up, let ``run`` send them to a worker, verify and clean up.
+
+    A probe of ``expected`` the worker does not answer counts as not denied; one of
+    ``optional`` is kept only when the worker reports it."""
     targets = Targets(workspace, store_file)
     try:
         address = await targets.listen()
@@ -118,13 +134,13 @@ async def run_probes(
                 probe = Probe.model_validate(answer)
             except ValueError:
                 continue
-            if probe.name in expected:
+            if probe.name in expected or probe.name in optional:
                 found[probe.name] = probe
         for name in expected:
             found.setdefault(
                 name, Probe(name=name, denied=False, detail="the worker gave no answer")
             )
-        ordered = {name: found[name] for name in expected}
+        ordered = {name: found[name] for name in (*expected, *optional) if name in found}
         return await asyncio.to_thread(_verified, ordered, targets)
     finally:
         await targets.close()

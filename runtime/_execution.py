@@ -13,27 +13,36 @@ import contextlib
 import functools
 import json
 import os
-import re
 import signal
 import time
 from collections.abc import Mapping, Sequence
 from types import CodeType
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from runtime._errors import ProviderCallError
 from runtime._models import (
     CallRecord,
-    CompileIssue,
     ErrorKind,
     ExecError,
     ExecResult,
     Limits,
     Timings,
 )
-from runtime._pool import Worker
-from runtime._render import render_error, render_output
+from runtime._pool import ZYGOTE_GONE, Worker
+from runtime._render import render_error, render_notes, render_output
+from runtime._transfer import (
+    OFF_LOOP_BYTES,
+    Budget,
+    ProtocolViolation,
+    TooComplex,
+    WireResultError,
+    assemble,
+    read_frame,
+    validated,
+    validated_off_loop,
+)
 from runtime.worker import NAMESPACES, _wire, compile_snippet
 
 _MAX_FRAME_SLACK = 64 * 1024
@@ -63,8 +72,9 @@ class ProviderHost(Protocol):
         ...
 
 
-class ProtocolViolation(Exception):
-    """The worker sent something the protocol does not allow."""
+class WorkerLost(Exception):
+    """The worker died with its zygote before the snippet made any call: it is safe to run
+    the snippet again on a fresh worker."""
 
 
 class _Call(BaseModel):
@@ -75,146 +85,6 @@ class _Call(BaseModel):
     name: str
     kwargs: dict[str, Any]
     args: list[Any] = []
-
-
-class _WireError(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    kind: ErrorKind
-    type: str = ""
-    message: str
-    line: int | None = None
-    column: int | None = None
-    limit: float | None = None
-    tool: str | None = None
-    code: str | None = None
-    problems: list[CompileIssue] = []
-
-
-class _Parts(BaseModel):
-    """A large value sent in slices: the container at ``path`` (dict keys) arrives in
-    ``count`` frames that follow the result frame."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    path: list[str]
-    kind: Literal["list", "dict"]
-    count: int = Field(ge=1, le=1_000_000)
-
-
-class _Result(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    op: Literal["result"]
-    ok: bool
-    value: Any = None
-    logs: str = ""
-    logs_dropped: int = 0
-    calls: int = 0
-    timings: dict[str, float] = {}
-    error: _WireError | None = None
-    warnings: list[str] = []
-    parts: _Parts | None = None
-
-
-_OFF_LOOP_BYTES = 256 * 1024
-"""Frames at least this large are decoded (and results validated) in a thread, so a worker
-returning megabytes never stalls the host's event loop and the other sessions on it."""
-
-
-MAX_CONTAINERS = 1_000_000
-MAX_VALUES = 4_000_000
-"""What one result may hold: a few bytes of JSON (``[[], [], ...]``) can stand for tens of
-bytes each of host objects, so the host counts before it decodes."""
-
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
-
-
-class TooComplex(Exception):
-    """A result holding more JSON containers or values than the host decodes."""
-
-
-class _Budget:
-    """The containers and values one result may still bring (its slices share it)."""
-
-    def __init__(self) -> None:
-        self.containers = MAX_CONTAINERS
-        self.values = MAX_VALUES
-
-    def spend(self, body: bytes) -> None:
-        containers, values = body.count(b"[") + body.count(b"{"), body.count(b",")
-        if containers > self.containers or values > self.values:  # brackets in text count too:
-            bare = _STRINGS.sub(b'""', body)  # count again without the strings' contents
-            containers, values = bare.count(b"[") + bare.count(b"{"), bare.count(b",")
-        self.containers -= containers
-        self.values -= values
-        if self.containers < 0 or self.values < 0:
-            raise TooComplex(
-                f"the return value holds more than {MAX_CONTAINERS:,} lists and dicts or "
-                f"{MAX_VALUES:,} values; return fewer, larger items (a string per row, say), "
-                "or offload the data and return its handle"
-            )
-
-
-def _decode(codec: int, body: bytes, budget: _Budget | None = None) -> Any:
-    if budget is not None:
-        budget.spend(body)
-    try:
-        return _wire.decode(codec, body, trust_marshal=False)
-    except _wire.WireError as exc:
-        raise ProtocolViolation(str(exc)) from None
-
-
-async def _read_frame(
-    reader: asyncio.StreamReader, max_bytes: int, budget: _Budget | None = None
-) -> tuple[Any, int]:
-    """One decoded frame from the worker, and its size in bytes. Large frames are decoded in
-    a thread, after ``budget`` has been charged for what they hold."""
-    length, codec = _wire.HEADER.unpack(await reader.readexactly(_wire.HEADER.size))
-    if length > max_bytes:
-        raise ProtocolViolation(f"frame of {length} bytes exceeds the {max_bytes}-byte cap")
-    body = await reader.readexactly(length)
-    if length < _OFF_LOOP_BYTES:
-        return _decode(codec, body), length
-    return await asyncio.to_thread(_decode, codec, body, budget), length
-
-
-async def _assemble(
-    reader: asyncio.StreamReader,
-    result: _Result,
-    max_frame: int,
-    max_total: int,
-    budget: _Budget,
-) -> _Result:
-    """Read the slices of a large value and put them in place; anything that does not fit
-    the announced shape is a protocol violation."""
-    parts = result.parts
-    assert parts is not None
-    target: Any = result.value
-    for key in parts.path:
-        if not isinstance(target, dict) or key not in target:
-            raise ProtocolViolation(f"the sliced value has no entry {key!r} on its path")
-        target = target[key]
-    want = dict if parts.kind == "dict" else list
-    if type(target) is not want or target:
-        raise ProtocolViolation("the sliced value's placeholder is not an empty container")
-    total = 0
-    for _ in range(parts.count):
-        message, size = await _read_frame(reader, max_frame, budget)
-        if type(message) is not want:
-            raise ProtocolViolation(f"a slice of a {parts.kind} is a {type(message).__name__}")
-        total += size
-        if total > max_total:
-            raise ProtocolViolation("the slices exceed the result limit")
-        if isinstance(target, dict):
-            target.update(message)
-        else:
-            target.extend(message)
-    return result.model_copy(update={"parts": None})
-
-
-def _validated(message: Any) -> _Result:
-    try:
-        return _Result.model_validate(message)
-    except ValidationError as exc:
-        raise ProtocolViolation(f"malformed result: {exc.errors()[0]['msg']}") from None
 
 
 def _plain(value: Any) -> Any:
@@ -429,7 +299,7 @@ async def probe(worker: Worker, targets: dict[str, Any]) -> list[dict[str, Any]]
         worker.writer.write(_wire.encode_marshal(request))
         async with asyncio.timeout(_PROBE_LIMITS.timeout_s + 5):
             while frames < 2:
-                message, _ = await _read_frame(worker.reader, 1024 * 1024)
+                message, _ = await read_frame(worker.reader, 1024 * 1024)
                 if not isinstance(message, dict) or message.get("op") != "probed":
                     break
                 frames += 1
@@ -479,29 +349,29 @@ async def execute(
         if compiled is not None:  # the worker skips compiling; it reports errors when not
             request["compiled"] = compiled
         writer.write(_wire.encode_marshal(request))
-        budget = _Budget()
+        budget = Budget()
         async with asyncio.timeout(limits.timeout_s):
             while True:
-                message, size = await _read_frame(reader, max_frame, budget)
+                message, size = await read_frame(reader, max_frame, budget)
                 op = message.get("op") if isinstance(message, dict) else None
                 if op == "call":
                     calls.dispatch(message)
                     continue
                 if op != "result":
                     raise ProtocolViolation(f"unexpected message {str(op)[:40]!r}")
-                if size >= _OFF_LOOP_BYTES:
-                    result = await asyncio.to_thread(_validated, message)
+                if size >= OFF_LOOP_BYTES:
+                    result = await validated_off_loop(message)
                 else:
-                    result = _validated(message)
+                    result = validated(message)
                 if result.parts is not None:
-                    result = await _assemble(
+                    result = await assemble(
                         reader, result, max_frame, limits.max_result_bytes, budget
                     )
                 spent = timings(
                     result.timings.get("compile_ms", 0.0), result.timings.get("run_ms", 0.0)
                 )
                 if result.error is not None or not result.ok:
-                    wire = result.error or _WireError(
+                    wire = result.error or WireResultError(
                         kind="protocol", message="failed without an error"
                     )
                     error = ExecError(
@@ -517,7 +387,10 @@ async def execute(
                         call_log=tuple(calls.log),
                     ).model_copy(update={"warnings": tuple(result.warnings)})
                 text = (
-                    render_output(result.value, result.logs, result.logs_dropped) if render else ""
+                    render_output(result.value, result.logs, result.logs_dropped)
+                    + render_notes(tuple(result.warnings))
+                    if render
+                    else ""
                 )
                 return ExecResult(
                     ok=True,
@@ -559,6 +432,8 @@ async def execute(
         except TimeoutError:
             worker.kill()
             status = -1
+        if status == ZYGOTE_GONE and calls.count == 0:
+            raise WorkerLost("the worker died with its zygote before it ran anything") from None
         return failed_result(code, _crash_error(status, limits), timings(), calls=calls.count)
     finally:
         await calls.cancel()

@@ -8,7 +8,7 @@ error that says how to fix it. ``isolation="minimal"`` runs snippets without the
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -16,7 +16,9 @@ from runtime._models import ExecError
 from runtime.worker._confine import SWITCHED_OFF
 
 Isolation = Literal["full", "minimal"]
-ISOLATIONS: tuple[Isolation, ...] = ("full", "minimal")
+ISOLATIONS: tuple[Isolation, ...] = get_args(Isolation)
+"""The modes, from the type; the worker's ``ISOLATION_MODES`` and the config's field are
+checked against them by a test."""
 
 MINIMAL_WARNING = (
     'isolation is "minimal": this snippet ran without the kernel layer (no seccomp, Landlock '
@@ -72,11 +74,20 @@ def active(layers: tuple[Layer, ...], name: str) -> bool:
     return any(layer.name == name and layer.active for layer in layers)
 
 
+_MEASUREMENT = "kernel layers switched off for a measurement"
+
+
 def measurement_warning(without: tuple[str, ...]) -> str:
     return (
-        f"kernel layers switched off for a measurement (without={', '.join(without)}): "
+        f"{_MEASUREMENT} (without={', '.join(without)}): "
         "this snippet ran with less isolation than Fabric gives"
     )
+
+
+def about_isolation(warning: str) -> bool:
+    """Whether a result's warning is about the sandbox (for the user), not about the value
+    (for the model too)."""
+    return warning == MINIMAL_WARNING or warning.startswith(_MEASUREMENT)
 
 
 def refusal(isolation: Isolation, layers: tuple[Layer, ...]) -> ExecError | None:

@@ -22,9 +22,12 @@ from typing import Any
 
 from runtime._errors import SandboxClosed, SandboxUnavailable
 from runtime._spares import DEFAULT_CAP, QUIET_S, SparePolicy
+from runtime.worker._confine import ENVIRONMENT, KEPT_ENV
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 _CONTROL_MAX = 16 * 1024
+ZYGOTE_GONE = -1
+"""The exit status of a worker whose zygote died before reporting it (it died with it)."""
 _STREAM_LIMIT = 16 * 1024 * 1024  # read big frames without flow-control stalls
 
 
@@ -49,12 +52,9 @@ def _boot_path() -> str:
     return os.pathsep.join(dict.fromkeys(folders))
 
 
-_KEPT_ENV = ("TZ",)
-
-
 def _zygote_environment() -> dict[str, str]:
-    env = {"LC_ALL": "C.UTF-8"}
-    env.update({k: os.environ[k] for k in _KEPT_ENV if k in os.environ})
+    env = dict(ENVIRONMENT)
+    env.update({k: os.environ[k] for k in KEPT_ENV if k in os.environ})
     return env
 
 
@@ -193,7 +193,7 @@ class WorkerPool:
         self._forks.clear()
         for exit_future in self._exits.values():
             if not exit_future.done():
-                exit_future.set_result(-1)
+                exit_future.set_result(ZYGOTE_GONE)
         self._exits.clear()
 
     async def _fork(self, *, spare: bool) -> Worker:
@@ -232,11 +232,16 @@ class WorkerPool:
         return Worker(worker_id, reader, writer, exit_status, self._kill, lean=not spare)
 
     def _kill(self, worker_id: int) -> None:
-        """Ask the zygote to SIGKILL a worker (a datagram: it never blocks the loop long)."""
-        if self._ctrl is None:
+        """Ask the zygote to SIGKILL a worker (a datagram, never blocking the loop; sent again
+        shortly when the control socket is full, so no kill is lost)."""
+        if self._ctrl is None or self._closed:
             return
-        with contextlib.suppress(OSError):
+        try:
             self._ctrl.send(json.dumps({"op": "kill", "id": worker_id}).encode())
+        except BlockingIOError:
+            asyncio.get_running_loop().call_later(0.001, self._kill, worker_id)
+        except OSError:
+            pass  # the zygote is gone, and its workers with it
 
     @property
     def zygote_pid(self) -> int | None:

@@ -40,6 +40,11 @@ def render_output(value: Any, logs: str, logs_dropped: int) -> str:
     return text + logs_section(logs, logs_dropped, bool(text))
 
 
+def render_notes(warnings: tuple[str, ...]) -> str:
+    """Warnings about the value, as the model reads them after it (``[note: ...]`` lines)."""
+    return "".join(f"\n[note: {warning}]" for warning in warnings)
+
+
 def render_error(error: ExecError) -> str:
     """``Type: message (line N)`` then the snippet's line with a caret, then the hint."""
     head = f"{error.type or error.kind.capitalize() + 'Error'}: {error.message}"

@@ -9,7 +9,7 @@ from typing import Any
 
 from runtime import _doctor
 from runtime._errors import SandboxClosed, SandboxUnavailable
-from runtime._execution import ProviderHost, execute, failed_result, probe
+from runtime._execution import ProviderHost, WorkerLost, execute, failed_result, probe
 from runtime._isolation import (
     ISOLATIONS,
     LANGUAGE_LAYER,
@@ -24,6 +24,7 @@ from runtime._models import ExecError, ExecResult, Limits, Timings
 from runtime._pool import Worker, WorkerPool
 from runtime._spares import DEFAULT_CAP
 from runtime.worker import OPTIONAL_LAYERS, PROBES
+from runtime.worker._probes import LOCK_DOWN
 
 MAX_CODE_BYTES = 1024 * 1024
 
@@ -61,6 +62,7 @@ class Sandbox:
         (tests and benchmarks only: every result then carries a warning)."""
         self._pool = self._new_pool()
         self._layers: tuple[object, tuple[Layer, ...]] = (None, ())
+        self._restarting = asyncio.Lock()
         self._started = False
         self._closed = False
 
@@ -74,8 +76,9 @@ class Sandbox:
             raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}")
         if isolation == self._isolation:
             return
-        self._isolation = isolation
-        await self._restart()
+        async with self._restarting:
+            self._isolation = isolation
+            await self._restart()
 
     @property
     def layers(self) -> tuple[Layer, ...]:
@@ -116,11 +119,17 @@ class Sandbox:
 
     async def _worker(self) -> Worker:
         await self.start()
+        pool = self._pool
         try:
-            return await self._pool.acquire()
-        except SandboxUnavailable:
-            # The zygote died (killed from outside, say): start a new one, once.
-            await self._restart()
+            return await pool.acquire()
+        except (SandboxUnavailable, SandboxClosed):
+            if self._closed:
+                raise
+            # The zygote died (killed from outside, say), or another call is replacing it:
+            # one new zygote for all the calls that noticed, then one more try.
+            async with self._restarting:
+                if self._pool is pool:
+                    await self._restart()
             return await self._pool.acquire()
 
     async def execute(
@@ -150,13 +159,20 @@ class Sandbox:
         refused = refusal(self._isolation, self.layers)
         if refused is not None:
             return failed_result(code, refused, Timings())
-        worker = await self._worker()
-        try:
-            result = await execute(worker, code, providers, limits or self.limits, render=render)
-        finally:
-            # The worker has answered (or failed and been killed): retiring it and forking the
-            # next spare wait one turn of the loop, so the caller gets its result first.
-            asyncio.get_running_loop().call_soon(self._retire, worker)
+        for attempt in (1, 2):
+            worker = await self._worker()
+            try:
+                result = await execute(
+                    worker, code, providers, limits or self.limits, render=render
+                )
+                break
+            except WorkerLost:
+                if attempt == 2:
+                    raise SandboxUnavailable("workers keep dying with their zygote") from None
+            finally:
+                # The worker has answered (or failed and been killed): retiring it and forking
+                # the next spare wait one turn of the loop, so the caller gets its result first.
+                asyncio.get_running_loop().call_soon(self._retire, worker)
         if self._isolation == "minimal":
             result = result.model_copy(update={"warnings": (*result.warnings, MINIMAL_WARNING)})
         elif self._without:
@@ -177,7 +193,9 @@ class Sandbox:
             finally:
                 asyncio.get_running_loop().call_soon(self._retire, worker)
 
-        probes = await _doctor.run_probes(run, Path(workspace), store_file, PROBES)
+        probes = await _doctor.run_probes(
+            run, Path(workspace), store_file, PROBES, optional=(LOCK_DOWN,)
+        )
         return DoctorReport(
             ok=all(p.denied for p in probes),
             isolation=self._isolation,

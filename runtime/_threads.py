@@ -22,6 +22,7 @@ import contextvars
 import functools
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from runtime._errors import SandboxError
@@ -48,6 +49,15 @@ async def run_sync(func: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
     except asyncio.CancelledError:
         stop.set()
         raise
+
+
+_HOST_WORK = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fabric-host")
+
+
+async def run_host_work(func: Callable[..., _T], /, *args: Any) -> _T:
+    """``func(*args)`` on threads of the host's own (decoding results, the boundary), which
+    provider calls, however many, cannot take: they use the loop's default executor."""
+    return await asyncio.get_running_loop().run_in_executor(_HOST_WORK, func, *args)
 
 
 def stop_requested() -> bool:

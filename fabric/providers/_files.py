@@ -85,7 +85,10 @@ def _file_size(opened: OpenedPath, path: str) -> int:
     if stat.S_ISDIR(info.st_mode):
         raise ProviderCallError(f"{path!r} is a directory; use tools.ls", code="is_directory")
     if not stat.S_ISREG(info.st_mode):
-        raise ProviderCallError(f"{path!r} does not exist in the workspace", code="not_found")
+        raise ProviderCallError(
+            f"{path!r} is not a regular file (a device, FIFO or socket), so it is not read",
+            code="not_found",
+        )
     return info.st_size
 
 

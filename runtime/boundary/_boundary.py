@@ -12,8 +12,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from runtime._isolation import about_isolation
 from runtime._models import CallRecord, ExecResult, PolicyApplied
-from runtime._render import logs_section
+from runtime._render import logs_section, render_notes
 from runtime.boundary._config import BoundaryConfig, ResultFormat, ResultPolicy
 from runtime.boundary._edits import edit_summary, is_edit_envelope
 from runtime.boundary._errors_compact import compact_error_text
@@ -182,8 +183,13 @@ class Boundary:
         logs_handle: str | None = None,
         warnings: list[str] | None = None,
     ) -> ExecResult:
+        notes = tuple(w for w in result.warnings if not about_isolation(w))
+        if notes:  # what happened to the value (NaN made strings, say) the model must know
+            text += render_notes(notes)
         text_tokens = (
-            tokens if text is result.text or applied == "inline" else self.tokens.count(text)
+            tokens
+            if not notes and (text is result.text or applied == "inline")
+            else self.tokens.count(text)
         )
         return result.model_copy(
             update={

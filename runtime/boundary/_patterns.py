@@ -17,6 +17,7 @@ MAX_PATTERN_CHARS = 4096
 MAX_EXPANSION = 100_000
 
 _COUNTED = re.compile(r"\{(\d*)(,?)(\d*)\}")
+_VERBOSE = re.compile(r"\(\?[a-zA-Z]*x")  # (?x), (?ix:...): whitespace and #comments vanish
 _BRACED_ESCAPES = frozenset("pPNxgu")  # \p{L}, \N{name}, \x{263a}, \g{1}: braces are not repeats
 
 
@@ -66,13 +67,25 @@ def _group_body(pattern: str, start: int) -> int:
 
 
 def expansion(pattern: str) -> int:
-    """An upper bound on the nodes compiling ``pattern`` writes out."""
+    """An upper bound on the nodes compiling ``pattern`` writes out.
+
+    Whitespace never counts as an atom (under ``(?x)`` the engine drops it, and a repeat after
+    it applies to what came before), and under ``(?x)`` neither do ``#`` comments: skipping
+    them can only raise the bound."""
+    verbose = _VERBOSE.search(pattern) is not None
     # One frame per open group: [what it holds so far, what its last item holds].
     frames: list[list[int]] = [[0, 0]]
     i = 0
     while i < len(pattern):
         char = pattern[i]
         frame = frames[-1]
+        if char.isspace():
+            i += 1
+            continue
+        if char == "#" and verbose:
+            newline = pattern.find("\n", i)
+            i = len(pattern) if newline < 0 else newline + 1
+            continue
         if char == "(":
             frames.append([0, 0])
             i = _group_body(pattern, i)

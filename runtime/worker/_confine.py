@@ -34,9 +34,35 @@ OPTIONAL_LAYERS = ("seccomp", "landlock", "namespaces")
 """Kernel layers that tests and benchmarks may switch off one by one (``without``), to show
 that each of the others holds alone and what each costs."""
 MAX_FDS = 16
-_KEPT_ENV = ("LC_ALL", "TZ")
+ENVIRONMENT = {"LC_ALL": "C.UTF-8"}
+"""What the zygote's environment is set to; with ``KEPT_ENV`` (copied from the host when set),
+all a worker's environment holds."""
+KEPT_ENV = ("TZ",)
 SWITCHED_OFF = "switched off for a measurement (without=...)"
 """How the report names a layer switched off with ``without`` (the host tells these apart)."""
+
+
+def _lockdown_problem(kernel: Kernel) -> str:
+    """In a throwaway child: what of the lockdown does not hold ("" when all of it does)."""
+    try:
+        _libc.prctl(_libc.PR_SET_NO_NEW_PRIVS, 1)
+    except OSError as exc:
+        return f"seccomp: no_new_privs cannot be set: {exc}"
+    if kernel.ruleset >= 0:
+        try:
+            _landlock.restrict_self(kernel.ruleset)
+        except OSError as exc:
+            return f"landlock: the ruleset cannot be enforced: {exc}"
+    if kernel.filter is not None:
+        try:
+            kernel.filter.load()
+        except OSError as exc:
+            return f"seccomp: the filter cannot be loaded: {exc}"
+    try:
+        os.close(os.open("/", os.O_RDONLY))
+    except OSError:
+        return ""
+    return "seccomp: the filter loaded but opening a file still works"
 
 
 def _layer(name: str, active: bool, detail: str) -> dict[str, Any]:
@@ -74,7 +100,7 @@ class Kernel:
         """Build the filter and ruleset; under ``full`` isolation, enter the namespaces."""
         kernel = cls(isolation, without)
         for key in list(os.environ):
-            if key not in _KEPT_ENV:
+            if key not in (*ENVIRONMENT, *KEPT_ENV):
                 del os.environ[key]
         if not kernel.full:
             return kernel
@@ -103,6 +129,30 @@ class Kernel:
                 kernel.namespaces.problems.append("capabilities could not be dropped")
                 kernel.namespaces.user = False
         return kernel
+
+    def verify(self) -> None:
+        """Prove the lockdown once, in a throwaway child, before reporting any layer: load
+        Landlock and the filter there and check that opening a file is refused. What fails is
+        reported off, and ``full`` then refuses to run snippets. Call it in the zygote (in a
+        new PID namespace the first child is its init: it must not be this one)."""
+        if not self.full or (self.filter is None and self.ruleset < 0):
+            return
+        read_end, write_end = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(read_end)
+            problem = _lockdown_problem(self)
+            os.write(write_end, problem.encode()[:500])
+            os._exit(0)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as answer:
+            problem = answer.read().decode(errors="replace")
+        os.waitpid(child, 0)
+        if problem.startswith("seccomp"):
+            self.filter = None
+            self.seccomp_problem = problem
+        elif problem.startswith("landlock"):
+            self.landlock_abi = 0
 
     # -- in each worker ------------------------------------------------------------------
 
@@ -210,6 +260,8 @@ class Kernel:
             _layer(
                 "environment",
                 True,
-                "scrubbed: workers keep only " + ", ".join(_KEPT_ENV) + " (when set)",
+                "scrubbed: workers keep only "
+                + ", ".join((*ENVIRONMENT, *KEPT_ENV))
+                + " (when set)",
             ),
         ]

@@ -104,6 +104,8 @@ def enter() -> Entered:
     report = Entered(host_uid=host_uid, worker_uid=host_uid)
     uid = NOBODY if host_uid == 0 else host_uid
     gid = NOBODY if host_uid == 0 else os.getegid()
+    if host_uid == 0:
+        os.setgroups([])  # the gid map keeps no supplementary group: drop them now
     problem = _enter_user_namespace(ALL, uid, gid)
     if problem is None:
         report.user = report.network = report.ipc = report.pid = True

@@ -5,7 +5,8 @@ a snippet: it calls the operating system directly (``os.open``, ``socket``, ``os
 code that had escaped RestrictedPython would. The host chooses the targets so that only the
 kernel layer stands in the way: a file outside the workspace that the worker's uid may read, a
 world-writable folder outside the workspace, a blob of the store, a TCP listener on
-127.0.0.1, the host's own PID. A probe is ``denied`` when the operation failed.
+127.0.0.1, a world-writable Unix socket outside the workspace, the host's own PID. A probe is
+``denied`` when the operation failed.
 """
 
 from __future__ import annotations
@@ -22,12 +23,16 @@ PROBES = (
     "write_workspace",
     "read_store",
     "network_connect",
+    "connect_unix",
     "fork",
     "signal_host",
     "environment",
     "exec",
 )
 """Every probe, in the order they run (``exec`` last: if it worked, the worker is gone)."""
+
+LOCK_DOWN = "lock_down"
+"""The probe a worker adds when it could not lock itself down (the others then mean little)."""
 
 
 def _refused(exc: OSError) -> str:
@@ -63,6 +68,14 @@ def _connect(address: list[Any]) -> str:
     return f"connected to {host}:{port}"
 
 
+def _connect_unix(path: Any) -> str:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(2)
+        sock.connect(str(path))
+        sock.sendall(b"fabric doctor probe\n")
+    return f"connected to the Unix socket {path}"
+
+
 def _fork(_: object) -> str:
     pid = os.fork()
     if pid == 0:
@@ -93,6 +106,7 @@ _RUNNERS: dict[str, Callable[[Any], str]] = {
     "write_workspace": _write,
     "read_store": _read,
     "network_connect": _connect,
+    "connect_unix": _connect_unix,
     "fork": _fork,
     "signal_host": _signal,
     "environment": _environment,

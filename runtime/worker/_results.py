@@ -137,10 +137,20 @@ def _finite(value: Any, found: list[str], path: str = "$") -> Any:
         found.append(path)
         return name
     if isinstance(value, dict):
-        return {k: _finite(v, found, f"{path}[{k!r}]") for k, v in value.items()}
+        return {
+            _finite_key(k, found, path): _finite(v, found, f"{path}[{k!r}]")
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return [_finite(v, found, f"{path}[{i}]") for i, v in enumerate(value)]
     return value
+
+
+def _finite_key(key: Any, found: list[str], path: str) -> Any:
+    if isinstance(key, float) and _non_finite(key) is not None:
+        found.append(f"{path} (a key)")
+        return _non_finite(key)
+    return key
 
 
 def _surrogate(value: Any) -> str:
@@ -250,6 +260,8 @@ def _bulk(value: Any, size: int) -> list[Any]:
     while isinstance(node, dict) and len(node) > 0:
         sizes = {key: len(_wire.encode_json(child)) for key, child in node.items()}
         key = max(sizes, key=lambda k: sizes[k])
+        if type(key) is not str:
+            break  # JSON renames other keys: the path must be one the host can follow
         child = node[key]
         if sizes[key] * 2 < size or not isinstance(child, list | dict) or len(child) < 2:
             break

@@ -149,9 +149,14 @@ _VETTED_MODULES = frozenset(
         "_md5",
         "uuid",
         "numbers",
+        "time",
     }
 )
-"""Modules (and the C modules behind them) whose classes' instances snippets may hold."""
+"""Modules (and the C modules behind them) whose classes' instances snippets may hold
+(``time`` for the ``struct_time`` that ``datetime.timetuple()`` returns)."""
+
+STATIC_METHODS = (str.maketrans, bytes.maketrans, bytearray.maketrans)
+"""Static methods of the plain types: builtins with no object bound, admitted by identity."""
 
 
 def _async_generator_awaitables() -> tuple[type, ...]:
@@ -212,7 +217,7 @@ class Admission:
         own_types: Iterable[type],
         defined: Callable[[type], bool],
     ) -> None:
-        self._keep = list(vetted)  # keeps ids stable for the worker's life
+        self._keep = [*vetted, *STATIC_METHODS]  # keeps ids stable for the worker's life
         self._vetted = {id(v) for v in self._keep}
         self._own_types = frozenset(own_types)
         self._defined = defined

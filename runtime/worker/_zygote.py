@@ -221,4 +221,5 @@ def main(argv: list[str] | None = None) -> NoReturn:
             _wait_for(child)
         os.close(held)
         _libc.prctl(_libc.PR_SET_PDEATHSIG, signal.SIGKILL)
+    kernel.verify()
     Zygote(ctrl, prepared, kernel, lifeline).run()

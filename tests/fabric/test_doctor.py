@@ -44,3 +44,21 @@ def test_an_unknown_isolation_is_a_config_error(tmp_path: Path) -> None:
     """Fabric(isolation=...) names the accepted values."""
     with pytest.raises(ConfigError, match="full, minimal"):
         Fabric(workspace=tmp_path, isolation="none")  # type: ignore[arg-type]
+
+
+def test_the_isolation_modes_are_declared_once() -> None:
+    """The worker's modes, the runtime's type, the config field and the CLI all agree."""
+    import argparse
+    import typing
+
+    from fabric._cli import _parser
+    from fabric._config import FabricConfig
+    from runtime import ISOLATIONS
+    from runtime.worker import ISOLATION_MODES
+
+    assert tuple(ISOLATION_MODES) == ISOLATIONS
+    assert typing.get_args(FabricConfig.model_fields["isolation"].annotation) == ISOLATIONS
+    commands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    doctor = commands.choices["doctor"]
+    flag = next(a for a in doctor._actions if "--isolation" in a.option_strings)
+    assert tuple(flag.choices or ()) == ISOLATIONS

@@ -166,6 +166,10 @@ async def test_an_absolute_path_inside_the_workspace_reads(fab: Fabric, root: Pa
     assert await _value(fab, f"tools.read(path={path!r})") == "print('TOKEN app')\n"
 
 
+SWAPS: list[int] = [0]
+"""How many times the swapping thread has replaced race.txt so far."""
+
+
 def _swap(stop: threading.Event, target: Path, secret: Path) -> None:
     """Until ``stop``: replace ``target`` by an inside file, then by a symlink to ``secret``."""
     turn = 0
@@ -177,6 +181,7 @@ def _swap(stop: threading.Event, target: Path, secret: Path) -> None:
             temp.write_text("inside\n")
         os.replace(temp, target)
         turn += 1
+        SWAPS[0] = turn
 
 
 @pytest.fixture
@@ -211,8 +216,11 @@ return seen
 async def test_a_path_swapped_to_a_symlink_never_reads_the_secret(swapping: Path) -> None:
     """300 reads while race.txt flips to a symlink out: each is the inside text or a refusal."""
     async with Fabric(workspace=swapping, limits=Limits(timeout_s=60)) as fab:
+        before = SWAPS[0]
         done = await fab.exec(RACE_SNIPPET)
         by_host = [_host_read(fab) for _ in range(300)]
+        after = SWAPS[0]
+    assert after > before, "the path was not being swapped while it was read"
     assert done.ok, done.text
     assert len(done.value) == 300
     assert set(done.value) <= {"inside\n", "error outside_workspace"}

@@ -10,18 +10,10 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from runtime import ExecResult, Limits
+from runtime import ExecResult, Limits, NoProviders
 from runtime._execution import execute
 from runtime._pool import Worker
 from runtime.worker import _wire
-
-
-class _NoProviders:
-    def catalog(self) -> dict[str, list[str]]:
-        return {}
-
-    async def call(self, *args: Any, **kwargs: Any) -> None:
-        return None
 
 
 def frame(body: bytes, codec: int = _wire.JSON) -> bytes:
@@ -57,7 +49,7 @@ async def run_against(
 
     actor = asyncio.ensure_future(behave())
     try:
-        done = await execute(worker, "return 1", _NoProviders(), limits or Limits(timeout_s=5))
+        done = await execute(worker, "return 1", NoProviders(), limits or Limits(timeout_s=5))
     finally:
         actor.cancel()
         writer.close()
@@ -121,6 +113,16 @@ async def test_slices_beyond_the_result_limit_are_refused() -> None:
         sends(result(value=[], parts={"path": [], "kind": "list", "count": 5}), *parts), limits
     )
     assert done.error is not None and "exceed the result limit" in done.error.message
+
+
+async def test_many_small_slices_are_charged_to_the_budget() -> None:
+    """Slices too small to decode off the loop still count: 14 of 240 KB make 1.1M lists."""
+    piece = frame(b"[" + b"[]," * 80_000 + b"[]]")
+    done, kills = await run_against(
+        sends(result(value=[], parts={"path": [], "kind": "list", "count": 14}), *[piece] * 14)
+    )
+    assert done.error is not None and done.error.type == "ResultTooComplex", done.text
+    assert kills == [7]
 
 
 async def test_well_formed_slices_assemble() -> None:

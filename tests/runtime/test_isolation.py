@@ -3,6 +3,7 @@ bypassed, each kernel layer alone, fail-closed behaviour, and a host that is not
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -14,19 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from runtime import DoctorReport, ProviderHost, Sandbox
-from runtime.worker import OPTIONAL_LAYERS, PROBES
+from runtime import DoctorReport, NoProviders, ProviderHost, Sandbox
+from runtime.worker import PROBES
 
-
-class _NoProviders:
-    def catalog(self) -> dict[str, list[str]]:
-        return {}
-
-    async def call(self, *args: object, **kwargs: object) -> None:
-        return None
-
-
-NO_PROVIDERS: ProviderHost = _NoProviders()
+NO_PROVIDERS: ProviderHost = NoProviders()
 
 
 def denials(report: DoctorReport) -> dict[str, str]:
@@ -54,15 +46,22 @@ async def test_every_probe_is_denied_with_every_layer_on(tmp_path: Path) -> None
     assert "EPERM" in seccomp.detail and "BPF instructions" in seccomp.detail
 
 
-@pytest.mark.parametrize("alone", ["seccomp", "landlock"], ids=["seccomp alone", "landlock alone"])
-async def test_each_of_seccomp_and_landlock_holds_alone(tmp_path: Path, alone: str) -> None:
-    """Switch every other kernel layer off: this one still denies every probe."""
-    without = tuple(layer for layer in OPTIONAL_LAYERS if layer != alone)
-    report = await doctor(tmp_path, without=without)
+async def test_seccomp_alone_denies_every_probe(tmp_path: Path) -> None:
+    """Switch Landlock and the namespaces off: seccomp still denies everything."""
+    report = await doctor(tmp_path, without=("landlock", "namespaces"))
     assert denials(report) == {}, report.probes
-    expected = {"seccomp": "EPERM", "landlock": "EACCES"}[alone]
     read = next(p for p in report.probes if p.name == "read_outside")
-    assert read.detail.startswith(expected)
+    assert read.detail.startswith("EPERM")
+
+
+async def test_landlock_alone_denies_all_but_unix_sockets(tmp_path: Path) -> None:
+    """Switch seccomp and the namespaces off: Landlock denies files, TCP and signals, but
+    its ABI does not cover connecting to a pathname Unix socket, which only seccomp (no
+    socket() at all) refuses. The README says so under "Not promised"."""
+    report = await doctor(tmp_path, without=("seccomp", "namespaces"))
+    assert set(denials(report)) == {"connect_unix"}, report.probes
+    read = next(p for p in report.probes if p.name == "read_outside")
+    assert read.detail.startswith("EACCES")
 
 
 async def test_namespaces_alone_cut_the_network_and_hide_the_host(tmp_path: Path) -> None:
@@ -101,6 +100,42 @@ async def test_without_seccomp_full_isolation_refuses_to_run() -> None:
     assert '"isolation": "minimal"' in (result.error.hint or "")
     assert result.calls == 0
     assert not seccomp.active and "Unable to find libseccomp" in seccomp.detail
+
+
+@pytest.fixture
+def unloadable_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """libseccomp builds a filter that the kernel then refuses to load (garbage BPF)."""
+    import runtime._pool
+
+    fake = tmp_path / "bad-filter"
+    fake.mkdir()
+    (fake / "pyseccomp.py").write_text(
+        "import importlib.util, os, sys\n"
+        "real_path = next(os.path.join(p, 'pyseccomp.py') for p in sys.path[1:]\n"
+        "                 if os.path.exists(os.path.join(p, 'pyseccomp.py')))\n"
+        "spec = importlib.util.spec_from_file_location('_real_pyseccomp', real_path)\n"
+        "real = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(real)\n"
+        "globals().update({k: v for k, v in vars(real).items() if not k.startswith('__')})\n"
+        "class SyscallFilter(real.SyscallFilter):\n"
+        "    def export_bpf(self, file):\n"
+        "        file.write(b'\\xff' * 8)\n"
+    )
+    real = runtime._pool._boot_path
+    monkeypatch.setattr(runtime._pool, "_boot_path", lambda: f"{fake}{os.pathsep}{real()}")
+
+
+@pytest.mark.usefixtures("unloadable_filter")
+async def test_a_filter_that_cannot_be_loaded_is_reported_off_and_refuses(tmp_path: Path) -> None:
+    """The zygote proves the lockdown in a throwaway child before it reports any layer: a
+    filter the kernel refuses is reported off, snippets are refused, the doctor fails."""
+    async with Sandbox(spares=0) as sandbox:
+        result = await sandbox.execute("return 1", providers=NO_PROVIDERS)
+        seccomp = next(layer for layer in sandbox.layers if layer.name == "seccomp")
+        report = await sandbox.doctor(workspace=tmp_path)
+    assert not seccomp.active and "cannot be loaded" in seccomp.detail, seccomp.detail
+    assert result.error is not None and result.error.type == "IsolationUnavailable"
+    assert not report.ok
 
 
 @pytest.mark.usefixtures("no_libseccomp")
@@ -146,14 +181,35 @@ async def test_the_host_environment_never_reaches_a_worker(
     assert "FABRIC_TEST_SECRET_TOKEN" not in environment.detail
 
 
-async def test_a_worker_that_answers_nothing_counts_as_not_contained(tmp_path: Path) -> None:
-    """The doctor's verdicts come from the host's own checks: a file that appears is a
-    failure whatever the worker claims."""
+async def test_without_any_kernel_layer_the_doctor_sees_writes_outside(tmp_path: Path) -> None:
+    """All three kernel layers off: the worker writes outside the workspace, and the doctor
+    says so."""
     report = await doctor(tmp_path, without=("seccomp", "landlock", "namespaces"))
     if os.geteuid() == 0:  # workers are nobody: they cannot write the root-owned workspace
         assert "write_outside" in denials(report)
     else:
         assert {"write_outside", "write_workspace", "read_store"} <= set(denials(report))
+
+
+async def test_the_doctor_believes_the_host_not_a_lying_worker(tmp_path: Path) -> None:
+    """A worker that writes outside, connects, and then claims every probe was denied is
+    overruled by what the host sees; one that does not answer a probe fails it."""
+    from runtime._doctor import run_probes
+
+    async def lying_worker(targets: dict[str, object]) -> list[dict[str, object]]:
+        (Path(str(targets["write_outside"])) / "fabric-doctor-probe-1").write_text("x")
+        host, port = targets["network_connect"]  # type: ignore[misc]
+        _, writer = await asyncio.open_connection(host, port)
+        writer.close()
+        await asyncio.sleep(0)  # let the listener count it
+        claims = [{"name": n, "denied": True, "detail": "EPERM"} for n in PROBES if n != "exec"]
+        return claims
+
+    probes = {p.name: p for p in await run_probes(lying_worker, tmp_path, None, PROBES)}
+    assert not probes["write_outside"].denied and "appeared" in probes["write_outside"].detail
+    assert not probes["network_connect"].denied
+    assert not probes["exec"].denied and "no answer" in probes["exec"].detail
+    assert not probes["read_store"].denied  # there was no blob to probe
 
 
 # -- a host that is not root ----------------------------------------------------------------
@@ -247,4 +303,5 @@ def test_a_host_that_is_not_root_keeps_its_own_files_out_of_reach(
     assert not uid_layer.active and str(_UNPRIVILEGED_UID) in uid_layer.detail
     assert out["value"] == "the host's own file\n"  # through the provider, on the host
     assert (unprivileged_workspace / "notes.txt").read_text() == "the host's own file\n"
-    assert not list(unprivileged_workspace.glob("fabric-doctor-probe-*"))
+    written = [p for p in unprivileged_workspace.rglob("*") if "fabric-doctor-probe" in p.name]
+    assert written == []

@@ -81,6 +81,21 @@ async def test_nan_and_infinity_never_reach_the_value(fab: Fabric, value: Any) -
     found = _non_finite(value)
     warned = [w for w in result.warnings if "NaN or Infinity" in w]
     assert (len(warned) == 1 and f"held {found} NaN" in warned[0]) if found else not warned
+    assert (f"[note: {warned[0]}]" in result.text) if found else "[note:" not in result.text
+
+
+async def test_nan_as_a_dict_key_is_converted_too(fab: Fabric) -> None:
+    result = await fab.exec("return {float('nan'): 1, 'x': float('inf')}")
+    assert result.ok, result.text
+    assert result.value == {"NaN": 1, "x": "Infinity"}
+    assert any("held 2 NaN" in w for w in result.warnings)
+
+
+async def test_a_large_value_under_a_number_key_crosses_whole(fab: Fabric) -> None:
+    """JSON turns the key 1 into "1": the value still arrives, sliced or not."""
+    result = await fab.exec("return {1: ['x' * 100] * 20_000}", policy="offload")
+    assert result.ok, result.text
+    assert result.value == {"1": ["x" * 100] * 20_000}
 
 
 async def test_nan_in_provider_arguments_is_a_tool_error(fab: Fabric) -> None:

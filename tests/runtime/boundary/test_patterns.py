@@ -24,6 +24,10 @@ from runtime.boundary import MAX_EXPANSION, PatternTooLarge, check_pattern, expa
         ("[a-z{}]{10}", 10),  # a class is one atom, whatever it holds
         (r"\p{L}{3}", 3),  # \p{...} is an escape, not a repeat
         ("x{,5}", 1),
+        ("(?x)(?:a{1000}) {1000}", 1_000_001),  # verbose: the space is not there
+        ("(?x)(?:a{1000}) # a comment\n{1000}", 1_000_001),
+        ("(?ix:(?:a{300})\n{300})", 90_000),
+        ("#(?:a{300}){300}", 90_001),  # not verbose: # is a character
     ],
 )
 def test_expansion_multiplies_lower_bounds(pattern: str, size: int) -> None:

@@ -1,0 +1,189 @@
+"""Reading what a worker sends: frames capped in size, strict JSON, results validated, and
+large values taken in slices without holding the event loop or the host's memory hostage.
+
+The host trusts nothing here. A frame's size is checked against its header before it is read;
+frames of :data:`OFF_LOOP_BYTES` or more are decoded on the host's own threads
+(``run_host_work``: provider work cannot starve them); every frame of a result is charged to a
+:class:`Budget` of JSON containers and values before it is decoded, since a few bytes of JSON
+(``[[], [], ...]``) can stand for tens of bytes of host objects each; and the slices of a large
+value must fit the shape the result frame announced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from runtime._models import CompileIssue, ErrorKind
+from runtime._threads import run_host_work
+from runtime.worker import _wire
+
+
+class ProtocolViolation(Exception):
+    """The worker sent something the protocol does not allow."""
+
+
+class WireResultError(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    kind: ErrorKind
+    type: str = ""
+    message: str
+    line: int | None = None
+    column: int | None = None
+    limit: float | None = None
+    tool: str | None = None
+    code: str | None = None
+    problems: list[CompileIssue] = []
+
+
+class Parts(BaseModel):
+    """A large value sent in slices: the container at ``path`` (dict keys) arrives in
+    ``count`` frames that follow the result frame."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    path: list[str]
+    kind: Literal["list", "dict"]
+    count: int = Field(ge=1, le=1_000_000)
+
+
+class WireResult(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    op: Literal["result"]
+    ok: bool
+    value: Any = None
+    logs: str = ""
+    logs_dropped: int = 0
+    calls: int = 0
+    timings: dict[str, float] = {}
+    error: WireResultError | None = None
+    warnings: list[str] = []
+    parts: Parts | None = None
+
+
+OFF_LOOP_BYTES = 256 * 1024
+"""Frames at least this large are decoded (and results validated) in a thread, so a worker
+returning megabytes never stalls the host's event loop and the other sessions on it."""
+
+
+MAX_CONTAINERS = 1_000_000
+MAX_VALUES = 4_000_000
+"""What one result may hold: a few bytes of JSON (``[[], [], ...]``) can stand for tens of
+bytes each of host objects, so the host counts before it decodes."""
+
+
+class TooComplex(Exception):
+    """A result holding more JSON containers or values than the host decodes."""
+
+
+def _structure(body: bytes) -> tuple[int, int]:
+    """Containers and values of a JSON text, not counting brackets and commas inside strings.
+
+    Python code, not one long call into C, so a thread running it lets the event loop in."""
+    containers = values = 0
+    inside = False
+    parts = body.split(b'"')
+    for index, part in enumerate(parts):
+        if not inside:
+            containers += part.count(b"[") + part.count(b"{")
+            values += part.count(b",")
+        if index % 4096 == 0:
+            time.sleep(0)
+        if index == len(parts) - 1:
+            break
+        if inside and (len(part) - len(part.rstrip(b"\\"))) % 2:
+            continue  # an escaped quote: still inside the string
+        inside = not inside
+    return containers, values
+
+
+class Budget:
+    """The containers and values one result may still bring (its slices share it)."""
+
+    def __init__(self) -> None:
+        self.containers = MAX_CONTAINERS
+        self.values = MAX_VALUES
+
+    def spend(self, body: bytes) -> None:
+        containers, values = body.count(b"[") + body.count(b"{"), body.count(b",")
+        if containers > self.containers or values > self.values:
+            containers, values = _structure(body)  # brackets in text do not count
+        self.containers -= containers
+        self.values -= values
+        if self.containers < 0 or self.values < 0:
+            raise TooComplex(
+                f"the return value holds more than {MAX_CONTAINERS:,} lists and dicts or "
+                f"{MAX_VALUES:,} values; return fewer, larger items (a string per row, say), "
+                "or offload the data and return its handle"
+            )
+
+
+def _decode(codec: int, body: bytes, budget: Budget | None) -> Any:
+    if budget is not None:
+        budget.spend(body)
+    try:
+        return _wire.decode(codec, body, trust_marshal=False)
+    except _wire.WireError as exc:
+        raise ProtocolViolation(str(exc)) from None
+
+
+async def read_frame(
+    reader: asyncio.StreamReader, max_bytes: int, budget: Budget | None = None
+) -> tuple[Any, int]:
+    """One decoded frame from the worker, and its size in bytes. Large frames are decoded in
+    a thread, after ``budget`` has been charged for what they hold."""
+    length, codec = _wire.HEADER.unpack(await reader.readexactly(_wire.HEADER.size))
+    if length > max_bytes:
+        raise ProtocolViolation(f"frame of {length} bytes exceeds the {max_bytes}-byte cap")
+    body = await reader.readexactly(length)
+    if length < OFF_LOOP_BYTES:
+        return _decode(codec, body, budget), length
+    return await run_host_work(_decode, codec, body, budget), length
+
+
+async def assemble(
+    reader: asyncio.StreamReader,
+    result: WireResult,
+    max_frame: int,
+    max_total: int,
+    budget: Budget,
+) -> WireResult:
+    """Read the slices of a large value and put them in place; anything that does not fit
+    the announced shape is a protocol violation."""
+    parts = result.parts
+    assert parts is not None
+    target: Any = result.value
+    for key in parts.path:
+        if not isinstance(target, dict) or key not in target:
+            raise ProtocolViolation(f"the sliced value has no entry {key!r} on its path")
+        target = target[key]
+    want = dict if parts.kind == "dict" else list
+    if type(target) is not want or target:
+        raise ProtocolViolation("the sliced value's placeholder is not an empty container")
+    total = 0
+    for _ in range(parts.count):
+        message, size = await read_frame(reader, max_frame, budget)
+        if type(message) is not want:
+            raise ProtocolViolation(f"a slice of a {parts.kind} is a {type(message).__name__}")
+        total += size
+        if total > max_total:
+            raise ProtocolViolation("the slices exceed the result limit")
+        if isinstance(target, dict):
+            target.update(message)
+        else:
+            target.extend(message)
+    return result.model_copy(update={"parts": None})
+
+
+def validated(message: Any) -> WireResult:
+    try:
+        return WireResult.model_validate(message)
+    except ValidationError as exc:
+        raise ProtocolViolation(f"malformed result: {exc.errors()[0]['msg']}") from None
+
+
+async def validated_off_loop(message: Any) -> WireResult:
+    """``validated`` for a large message, on the decoding threads."""
+    return await run_host_work(validated, message)
