@@ -2,8 +2,9 @@
 bounded, before it runs. A pure function of the code, the effects table and the options;
 imports only libcst, pydantic and the standard library."""
 
-from analyzer._analyze import analyze
+from analyzer._analyze import MAX_ANALYSED_CHARS, analyze
 from analyzer._effects import EffectRow, EffectsTable
+from analyzer._flow import MAX_STEPS
 from analyzer._models import (
     Analysis,
     Bound,
@@ -17,6 +18,8 @@ from analyzer._models import (
 )
 
 __all__ = [
+    "MAX_ANALYSED_CHARS",
+    "MAX_STEPS",
     "Analysis",
     "Bound",
     "Classification",

@@ -7,7 +7,7 @@ from functools import lru_cache
 import libcst as cst
 
 from analyzer._effects import EffectsTable
-from analyzer._flow import Flow
+from analyzer._flow import MAX_STEPS, Flow, OutOfSteps
 from analyzer._models import Analysis, Bound, Diagnostic, Options, SourceRef, Verdict
 from analyzer._positions import Positions
 from analyzer._values import Cls, V
@@ -25,8 +25,21 @@ def analyze(
     return _cached(code, effects or EffectsTable.default(), options or Options())
 
 
+MAX_ANALYSED_CHARS = 64 * 1024
+"""Snippets longer than this are not analysed (the analysis costs about 15 µs a character):
+they are UNKNOWN, and refused in strict mode."""
+
+
 @lru_cache(maxsize=256)
 def _cached(code: str, effects: EffectsTable, options: Options) -> Analysis:
+    if len(code) > MAX_ANALYSED_CHARS:
+        return _unanalysed(
+            options,
+            "too-large",
+            f"the snippet is {len(code)} characters, above the {MAX_ANALYSED_CHARS} the "
+            "analyzer reads",
+            "send a shorter snippet: keep data in providers or the store, not in the code",
+        )
     try:
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as exc:
@@ -43,23 +56,33 @@ def _cached(code: str, effects: EffectsTable, options: Options) -> Analysis:
             classification="UNKNOWN", bounded=False, diagnostics=[problem], verdict=verdict
         )
     except RecursionError:
-        problem = Diagnostic(
-            code="too-deep", severity="error", message="the snippet nests too deeply to analyse"
-        )
-        return Analysis(
-            classification="UNKNOWN", bounded=False, diagnostics=[problem], verdict="WARN"
-        )
+        return _unanalysed(options, "too-deep", "the snippet nests too deeply to analyse", _FLAT)
     flow = Flow(effects, options, Positions(code))
     try:
         result = flow.run(module)
     except RecursionError:
-        problem = Diagnostic(
-            code="too-deep", severity="warning", message="the snippet nests too deeply to analyse"
-        )
-        return Analysis(
-            classification="UNKNOWN", bounded=False, diagnostics=[problem], verdict="WARN"
+        return _unanalysed(options, "too-deep", "the snippet nests too deeply to analyse", _FLAT)
+    except OutOfSteps:
+        return _unanalysed(
+            options,
+            "too-complex",
+            f"the analysis stopped after {MAX_STEPS} steps (local functions calling each other "
+            "many times, or loops nested deep)",
+            "call helpers fewer times, or nest loops less deeply",
         )
     return _verdict(result, flow, options)
+
+
+_FLAT = "nest less deeply: name intermediate values"
+
+
+def _unanalysed(options: Options, code: str, message: str, fix: str) -> Analysis:
+    """The diagnosis of a snippet the analyzer could not follow: UNKNOWN, refused when strict."""
+    problem = Diagnostic(
+        code=code, severity="error" if options.strict else "warning", message=message, fix=fix
+    )
+    verdict: Verdict = "BLOCK" if options.strict else "WARN"
+    return Analysis(classification="UNKNOWN", bounded=False, diagnostics=[problem], verdict=verdict)
 
 
 def _verdict(result: V, flow: Flow, options: Options) -> Analysis:

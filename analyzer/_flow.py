@@ -46,6 +46,14 @@ MODULES = frozenset(
     ]
 )
 _MAX_CALL_DEPTH = 8
+MAX_STEPS = 100_000
+"""Statements and expressions one analysis evaluates at most. Local calls are re-walked at each
+call site and loop bodies twice, so a short snippet can ask for exponentially many steps; past
+the budget the analysis stops and the snippet is UNKNOWN."""
+
+
+class OutOfSteps(Exception):
+    """The analysis spent its ``MAX_STEPS``."""
 
 
 class Env(dict[str, V]):
@@ -105,6 +113,12 @@ class Flow:
             cst.Assert: lambda node: None,
         }
         self.globals_declared: set[str] = set()
+        self.steps_left = MAX_STEPS
+
+    def _spend(self) -> None:
+        self.steps_left -= 1
+        if self.steps_left < 0:
+            raise OutOfSteps
 
     # -- entry ---------------------------------------------------------------------------
 
@@ -121,6 +135,7 @@ class Flow:
     # -- statements ----------------------------------------------------------------------
 
     def stmt(self, node: cst.CSTNode) -> None:
+        self._spend()
         handler = self._stmt.get(type(node))
         if handler is None:
             self.notes.append(("unsupported-syntax", f"{type(node).__name__} is not analysed"))
@@ -142,6 +157,7 @@ class Flow:
             self._small_stmt(small)
 
     def _small_stmt(self, node: cst.CSTNode) -> None:
+        self._spend()
         handler = self._small.get(type(node))
         if handler is None:
             self.notes.append(("unsupported-syntax", f"{type(node).__name__} is not analysed"))
@@ -346,6 +362,7 @@ class Flow:
     def expr(self, node: cst.BaseExpression | None) -> V:
         if node is None:
             return CLEAN
+        self._spend()
         handler = self.rules.expressions.get(type(node))
         if handler is None:
             self.notes.append(("unsupported-syntax", f"{type(node).__name__} is not analysed"))

@@ -31,6 +31,7 @@ from fabric._outcomes import (
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import (
     ISOLATIONS,
+    MAX_RUNNING,
     DoctorReport,
     ExecResult,
     Isolation,
@@ -75,6 +76,7 @@ class Fabric:
         analysis: Options | None = None,
         effects: list[Any] | None = None,
         isolation: Isolation | None = None,
+        max_running: int = MAX_RUNNING,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -86,6 +88,11 @@ class Fabric:
         if isolation is not None and isolation not in ISOLATIONS:
             raise ConfigError(
                 f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}"
+            )
+        if type(max_running) is not int or max_running < 1:
+            raise ConfigError(
+                f"max_running must be a whole number >= 1, not {max_running!r}; executions "
+                "beyond it wait their turn"
             )
         self._explicit = _Overrides(limits, boundary, analysis, list(effects or []), isolation)
         self._analyses: dict[tuple[str, bool | None], Analysis] = {}
@@ -114,7 +121,9 @@ class Fabric:
         register_file_tools(self.providers, self.workspace)
         register_context_tools(self.providers, self.context)
         self._register_memory_tools()
-        self._sandbox = Sandbox(limits=self.limits, spares=spares, isolation=self.isolation)
+        self._sandbox = Sandbox(
+            limits=self.limits, spares=spares, isolation=self.isolation, max_running=max_running
+        )
         self._closed = False
 
     def _apply(self, loaded: Loaded) -> None:
@@ -306,6 +315,11 @@ class Fabric:
 
         for func in (summarize, status, remember, recall, forget):
             self.providers.register("ctx", func.__name__, store_errors(func), replace=True)
+
+    @property
+    def queued(self) -> int:
+        """Executions waiting for a slot (at most ``max_running`` run at once)."""
+        return self._sandbox.queued
 
     @property
     def layers(self) -> tuple[Layer, ...]:

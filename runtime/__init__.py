@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         Timings,
     )
     from runtime._render import render_error, render_value
-    from runtime._sandbox import Sandbox
+    from runtime._sandbox import MAX_RUNNING, Sandbox
     from runtime._testing import NoProviders
     from runtime._threads import (
         CallStopped,
@@ -64,6 +64,7 @@ _EXPORTS = {
     "Timings": "runtime._models",
     "render_error": "runtime._render",
     "render_value": "runtime._render",
+    "MAX_RUNNING": "runtime._sandbox",
     "Sandbox": "runtime._sandbox",
     "NoProviders": "runtime._testing",
     "CallStopped": "runtime._threads",
@@ -75,6 +76,7 @@ _EXPORTS = {
 
 __all__ = [
     "ISOLATIONS",
+    "MAX_RUNNING",
     "NAMESPACES",
     "CallRecord",
     "CallStopped",

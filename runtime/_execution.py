@@ -417,6 +417,15 @@ async def execute(
         worker.kill()
         error = ExecError(kind="limit", type="ResultTooComplex", message=str(exc))
         return failed_result(code, error, timings(), calls=calls.count)
+    except MemoryError:  # the host could not hold what the worker sent: the host goes on
+        worker.kill()
+        error = ExecError(
+            kind="limit",
+            type="ResultTooLarge",
+            message="the host ran out of memory taking the result",
+            hint="return less, or store it from the snippet: `await ctx.offload(value)`",
+        )
+        return failed_result(code, error, timings(), calls=calls.count)
     except ProtocolViolation as exc:
         worker.kill()
         error = ExecError(

@@ -27,6 +27,9 @@ from runtime.worker import OPTIONAL_LAYERS, PROBES
 from runtime.worker._probes import LOCK_DOWN
 
 MAX_CODE_BYTES = 1024 * 1024
+MAX_RUNNING = 8
+"""Executions one sandbox runs at once by default; more wait their turn (each running one
+holds a worker and its memory, so a burst of calls cannot take the host's memory)."""
 
 
 class Sandbox:
@@ -47,7 +50,10 @@ class Sandbox:
         max_spares: int = DEFAULT_CAP,
         isolation: Isolation = "full",
         without: tuple[str, ...] = (),
+        max_running: int = MAX_RUNNING,
     ) -> None:
+        if not isinstance(max_running, int) or max_running < 1:
+            raise ValueError(f"max_running must be a whole number >= 1, not {max_running!r}")
         if isolation not in ISOLATIONS:
             raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}")
         unknown = set(without) - set(OPTIONAL_LAYERS)
@@ -60,6 +66,8 @@ class Sandbox:
         self._without = tuple(without)
         """Kernel layers switched off, to prove the others hold alone or measure each one's cost
         (tests and benchmarks only: every result then carries a warning)."""
+        self._slots = asyncio.Semaphore(max_running)
+        self._waiting = 0
         self._pool = self._new_pool()
         self._layers: tuple[object, tuple[Layer, ...]] = (None, ())
         self._restarting = asyncio.Lock()
@@ -69,6 +77,11 @@ class Sandbox:
     @property
     def isolation(self) -> Isolation:
         return self._isolation
+
+    @property
+    def queued(self) -> int:
+        """Executions waiting for one of the ``max_running`` slots."""
+        return self._waiting
 
     async def set_isolation(self, isolation: Isolation) -> None:
         """Switch isolation; the next execution starts a new zygote under it."""
@@ -159,13 +172,29 @@ class Sandbox:
         refused = refusal(self._isolation, self.layers)
         if refused is not None:
             return failed_result(code, refused, Timings())
+        self._waiting += 1
+        try:
+            await self._slots.acquire()
+        finally:
+            self._waiting -= 1
+        try:
+            result = await self._run(code, providers, limits or self.limits, render)
+        finally:
+            self._slots.release()
+        if self._isolation == "minimal":
+            result = result.model_copy(update={"warnings": (*result.warnings, MINIMAL_WARNING)})
+        elif self._without:
+            note = measurement_warning(self._without)
+            result = result.model_copy(update={"warnings": (*result.warnings, note)})
+        return result
+
+    async def _run(
+        self, code: str, providers: ProviderHost, limits: Limits, render: bool
+    ) -> ExecResult:
         for attempt in (1, 2):
             worker = await self._worker()
             try:
-                result = await execute(
-                    worker, code, providers, limits or self.limits, render=render
-                )
-                break
+                return await execute(worker, code, providers, limits, render=render)
             except WorkerLost:
                 if attempt == 2:
                     raise SandboxUnavailable("workers keep dying with their zygote") from None
@@ -173,12 +202,7 @@ class Sandbox:
                 # The worker has answered (or failed and been killed): retiring it and forking
                 # the next spare wait one turn of the loop, so the caller gets its result first.
                 asyncio.get_running_loop().call_soon(self._retire, worker)
-        if self._isolation == "minimal":
-            result = result.model_copy(update={"warnings": (*result.warnings, MINIMAL_WARNING)})
-        elif self._without:
-            note = measurement_warning(self._without)
-            result = result.model_copy(update={"warnings": (*result.warnings, note)})
-        return result
+        raise AssertionError("unreachable")
 
     async def doctor(self, *, workspace: Path, store_file: Path | None = None) -> DoctorReport:
         """Run every probe of :mod:`runtime.worker._probes` inside a real worker.

@@ -114,7 +114,10 @@ def _guarded(
     return guarded
 
 
-def _exec_structured(result: ExecResult) -> dict[str, Any]:
+def _exec_structured(result: ExecResult, threshold: int) -> dict[str, Any]:
+    """The structured content of a ``fabric_exec`` reply; the value rides along only when it
+    was inlined and is no larger than ``threshold`` (``readOffloadThreshold``): a forced
+    ``inline`` of a large result is sent once, as text, not twice."""
     out: dict[str, Any] = {
         "ok": result.ok,
         "policy_applied": result.policy_applied,
@@ -127,7 +130,7 @@ def _exec_structured(result: ExecResult) -> dict[str, Any]:
         "timings": result.timings.model_dump(),
         "warnings": list(result.warnings),
     }
-    if result.ok and result.policy_applied == "inline":
+    if result.ok and result.policy_applied == "inline" and result.bytes <= threshold:
         out["value"] = result.value
     if result.error is not None:
         out["error"] = result.error.model_dump(mode="json", exclude_none=True)
@@ -174,7 +177,8 @@ def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[C
         text = result.text
         if count >= WARN_AT:
             text = f"{breaker.warning(count)}\n{text}"
-        return _reply(text, _exec_structured(result), error=not result.ok)
+        threshold = fab.boundary.config.read_offload_threshold
+        return _reply(text, _exec_structured(result, threshold), error=not result.ok)
 
     return _guarded(fabric_exec)
 

@@ -13,6 +13,7 @@ import contextlib
 import fnmatch
 import os
 import stat
+import time
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ MAX_LS_ENTRIES = 10_000
 MAX_GREP_RESULTS = 10_000
 GREP_LINE_CHARS = 500
 GREP_TIMEOUT_S = 5.0
+"""Seconds a pattern may run over one whole grep call, all files together."""
 SKIPPED_DIRS = frozenset({".git", ".fabric", ".hg", ".svn", "__pycache__", ".venv", "node_modules"})
 
 
@@ -208,18 +210,23 @@ def _search(
 ) -> list[dict[str, Any]]:
     """``{path, line, text}`` of the lines of the text ``files`` that ``compiled`` matches."""
     matches: list[dict[str, Any]] = []
+    deadline = time.monotonic() + GREP_TIMEOUT_S
     for name, data in files:
         if _is_binary(data[:8192]):
             continue
         text = data.decode("utf-8", errors="replace")
         for number, line in enumerate(text.splitlines(), 1):
-            if number % 4096 == 0:
-                stop_if_requested()
-            try:
-                hit = compiled.search(line, timeout=GREP_TIMEOUT_S)
+            stop_if_requested()
+            try:  # concurrent: the match lets go of the GIL, so the host's loop runs on
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                hit = compiled.search(line, timeout=left, concurrent=True)
             except TimeoutError:
                 raise ProviderCallError(
-                    f"the pattern {pattern!r} took too long on {name}:{number}; simplify it",
+                    f"the pattern {pattern!r} ran longer than {GREP_TIMEOUT_S:g} s (stopped at "
+                    f"{name}:{number}); simplify it (avoid nested repetition), narrow path or "
+                    "glob, or pass literal=True",
                     code="regex_timeout",
                 ) from None
             if hit:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime._isolation import about_isolation
-from runtime._models import CallRecord, ExecResult, PolicyApplied
-from runtime._render import logs_section, render_notes
+from runtime._models import CallRecord, ExecError, ExecResult, PolicyApplied
+from runtime._render import logs_section, render_error, render_notes
 from runtime.boundary._config import BoundaryConfig, ResultFormat, ResultPolicy
 from runtime.boundary._edits import edit_summary, is_edit_envelope
 from runtime.boundary._errors_compact import compact_error_text
@@ -63,9 +63,29 @@ class Boundary:
         policy: ResultPolicy | None = None,
         fmt: ResultFormat | None = None,
     ) -> ExecResult:
-        """The result as the model should see it: ``text`` bounded, originals stored."""
-        if not result.ok:
-            return self._finish_error(result)
+        """The result as the model should see it: ``text`` bounded, originals stored.
+
+        Never raises for what a snippet returned: a value too deep or too large for the host
+        to render is a ``limit`` error naming the fix."""
+        try:
+            if not result.ok:
+                return self._finish_error(result)
+            return self._finish_value(result, policy, fmt)
+        except (RecursionError, MemoryError) as exc:
+            error = ExecError(
+                kind="limit",
+                type="ResultTooComplex",
+                message=f"the host could not render the result ({type(exc).__name__}): it "
+                "nests too deeply or is too large",
+                hint="return flatter or smaller data, or store it: `await ctx.offload(value)`",
+            )
+            text = render_error(error)
+            failed = result.model_copy(update={"ok": False, "value": None, "error": error})
+            return self._done(failed, text, _size(text), self.tokens.count(text), "inline")
+
+    def _finish_value(
+        self, result: ExecResult, policy: ResultPolicy | None, fmt: ResultFormat | None
+    ) -> ExecResult:
         policy = policy or self.config.result_policy
         fmt = fmt or self.config.result_format
         threshold = self.config.read_offload_threshold
@@ -75,7 +95,11 @@ class Boundary:
         elif policy != "inline" and ctype == "json" and _size(original) > 4 * threshold:
             value_text = original  # far over the threshold: not worth a pretty rendering
         else:
-            value_text = render(result.value, fmt)
+            try:
+                value_text = render(result.value, fmt)
+            except RecursionError:  # the formats that recurse: one-line JSON goes deeper
+                value_text = to_json(result.value)
+                result = _noted(result, f"shown as JSON: the value nests too deeply for {fmt}")
         logs_text = logs_section(result.logs, result.logs_dropped, bool(value_text))
         full = value_text + logs_text
         size = len(full.encode("utf-8", "surrogatepass"))
@@ -310,3 +334,8 @@ def _notice(entry: Entry, json_path: str | None, query: str | None, summary: boo
         lines.append(f'  await ctx.read("{h}", json_path="{json_path}")')
     lines.append("Structural summary:" if summary else "Preview (partial):")
     return "\n".join(lines)
+
+
+def _noted(result: ExecResult, note: str) -> ExecResult:
+    """``result`` with ``note`` among its warnings (shown to the model with the value)."""
+    return result.model_copy(update={"warnings": (*result.warnings, note)})

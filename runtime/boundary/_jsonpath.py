@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import NoReturn, cast
 
 from runtime._errors import ReadError
+from runtime._threads import stop_if_requested
 
 _raw_decode = json.JSONDecoder().raw_decode
 _scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -158,6 +159,7 @@ def _members(s: str, i: int) -> Iterator[tuple[str, int]]:
     if s[i] == "}":
         return
     while True:
+        stop_if_requested()
         key, i = _scan_string(s, i + 1)
         i = _space(s, _space(s, i).end() + 1).end()
         yield key, i
@@ -172,6 +174,7 @@ def _items(s: str, i: int) -> Iterator[int]:
     if s[i] == "]":
         return
     while True:
+        stop_if_requested()
         yield i
         i = _space(s, _raw_decode(s, i)[1]).end()
         if s[i] == "]":

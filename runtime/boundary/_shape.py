@@ -169,10 +169,12 @@ def _skim_array(s: str, start: int, depth: int) -> tuple[Shape, int]:
         if s[i] != "]":
             raise json.JSONDecodeError("expected ',' or ']'", s, i)
         shape.span = i + 1 - start
+        nodes = _Nodes()
         if shape.first is None and shape.has_first_value:
-            shape.first = shape_of(shape.first_value, depth + 1)
+            shape.first = shape_of(shape.first_value, depth + 1, nodes)
         if shape.last is None and shape.has_last_value:
-            shape.last = shape_of(shape.last_value, depth + 1)
+            same = shape.last_value is shape.first_value
+            shape.last = shape.first if same else shape_of(shape.last_value, depth + 1, nodes)
         return shape, i + 1
 
 
@@ -190,15 +192,35 @@ def _scalar(value: Any) -> Shape:
     return Shape(kind_of(value), value=value)
 
 
-def shape_of(value: Any, depth: int = 0) -> Shape:
-    """The shape of a value already in memory (sampling the items of long arrays)."""
+MAX_NODES = 10_000
+"""Shapes one summary builds at most: a value nested deep, or wide at every level, is outlined
+down to where the budget ends."""
+
+
+class _Nodes:
+    def __init__(self) -> None:
+        self.left = MAX_NODES
+
+    def take(self) -> bool:
+        self.left -= 1
+        return self.left >= 0
+
+
+def shape_of(value: Any, depth: int = 0, nodes: _Nodes | None = None) -> Shape:
+    """The shape of a value already in memory (sampling the items of long arrays, and never
+    more than ``MAX_NODES`` shapes in all)."""
+    nodes = nodes or _Nodes()
+    if not nodes.take():
+        return Shape(
+            kind_of(value), size=len(value) if isinstance(value, dict | list | tuple) else 0
+        )
     if isinstance(value, dict):
         shape = Shape("object", size=len(value))
         if depth < MAX_DEPTH:
             for n, (key, member) in enumerate(value.items()):
                 if n >= MAX_MEMBERS:
                     break
-                shape.members[str(key)] = shape_of(member, depth + 1)
+                shape.members[str(key)] = shape_of(member, depth + 1, nodes)
         return shape
     if isinstance(value, list | tuple):
         items = list(value)
@@ -214,7 +236,8 @@ def shape_of(value: Any, depth: int = 0) -> Shape:
         shape.first_value, shape.has_first_value = items[0], True
         shape.last_value, shape.has_last_value = items[-1], True
         if depth < MAX_DEPTH:
-            shape.first = shape_of(items[0], depth + 1)
-            shape.last = shape_of(items[-1], depth + 1)
+            shape.first = shape_of(items[0], depth + 1, nodes)
+            same = items[-1] is items[0]  # one item, or the same object twice: shaped once
+            shape.last = shape.first if same else shape_of(items[-1], depth + 1, nodes)
         return shape
     return _scalar(value)

@@ -104,9 +104,16 @@ def _log(text: str) -> str:
     return "\n".join(out)
 
 
+PARSED_CODE_BYTES = 256 * 1024
+"""Code larger than this is outlined by its lines, not parsed: CPython's parser holds the
+interpreter for its whole run, and costs hundreds of bytes of memory per byte of source."""
+
+
 def _code(text: str) -> str:
     if text.lstrip().startswith(("diff --git", "--- ", "Index: ")) or "\n@@ " in text[:5000]:
         return _diff(text)
+    if len(text) > PARSED_CODE_BYTES:
+        return _heuristic(text)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

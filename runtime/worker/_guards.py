@@ -16,7 +16,6 @@ facades or provider proxies.
 
 from __future__ import annotations
 
-import operator
 import types
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -119,26 +118,6 @@ class SnippetClasses:
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
 
-_INPLACE: dict[str, Callable[[Any, Any], Any]] = {
-    "+=": operator.iadd,
-    "-=": operator.isub,
-    "*=": operator.imul,
-    "/=": operator.itruediv,
-    "//=": operator.ifloordiv,
-    "%=": operator.imod,
-    "**=": operator.ipow,
-    "<<=": operator.ilshift,
-    ">>=": operator.irshift,
-    "|=": operator.ior,
-    "^=": operator.ixor,
-    "&=": operator.iand,
-    "@=": operator.imatmul,
-}
-
-
-def inplacevar(op: str, target: Any, value: Any) -> Any:
-    return _INPLACE[op](target, value)
-
 
 @dataclass(frozen=True)
 class Guards:
@@ -156,6 +135,7 @@ class Guards:
     aiter: Callable[[Any], Any]
     admit: Callable[[Any], Any]
     write: Callable[[Any], Any]
+    inplace: Callable[[Any], Any]
     unpack_sequence: Callable[..., list[Any]]
     iter_unpack_sequence: Callable[..., Iterator[Any]]
     async_iter_unpack_sequence: Callable[..., AsyncIterator[Any]]
@@ -177,10 +157,10 @@ class Guards:
             "_getaiter_": self.aiter,
             "_admit_": self.admit,
             "_write_": self.write,
+            "_inplace_": self.inplace,
             "_unpack_sequence_": self.unpack_sequence,
             "_iter_unpack_sequence_": self.iter_unpack_sequence,
             "_async_iter_unpack_sequence_": self.async_iter_unpack_sequence,
-            "_inplacevar_": inplacevar,
         }
 
     def functions(self) -> list[object]:
@@ -227,6 +207,13 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return arg
         return list(guarded_iter(arg))
 
+    def inplace(value: Any) -> Any:
+        """The value of ``x += value`` or ``x |= value``: an iterator is iterated through the
+        guard first (a list, dict or deque target would iterate it natively)."""
+        if type(value) in PLAIN or not hasattr(type(value), "__next__"):
+            return value
+        return list(guarded_iter(value))
+
     def guarded_callattr(obj: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
         """``obj.name(...)``: the method is checked like an attribute, its result like a value.
         Methods of plain data return plain data or its items, so they skip both checks; what
@@ -255,10 +242,17 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return result
         return admit(result, "the result of this call")
 
+    def built_from(container: type, source: Any) -> Any:
+        """What ``list(x)``, ``dict(x)``... iterate: ``x`` through the iteration guard; for a
+        dict built from a mapping (a ``Counter``, an ``OrderedDict``), its items."""
+        if container is dict and hasattr(type(source), "keys"):
+            return guarded_iter(source.items())
+        return guarded_iter(source)
+
     def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         """``func(...)``: the result is checked; container builders iterate through the guard."""
         if type(func) is type and func in _CONTAINERS and args and type(args[0]) not in PLAIN:
-            args = (guarded_iter(args[0]), *args[1:])
+            args = (built_from(func, args[0]), *args[1:])
         return call_result(func(*args, **kwargs))
 
     def call0(func: Any, /) -> Any:
@@ -266,7 +260,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
 
     def call1(func: Any, a: Any, /) -> Any:
         if type(func) is type and func in _CONTAINERS and type(a) not in PLAIN:
-            a = guarded_iter(a)
+            a = built_from(func, a)
         return call_result(func(a))
 
     def guarded_getitem(obj: Any, key: Any) -> Any:
@@ -359,6 +353,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         aiter=guarded_aiter,
         admit=guarded_admit,
         write=guarded_write,
+        inplace=inplace,
         unpack_sequence=unpack_sequence,
         iter_unpack_sequence=iter_unpack_sequence,
         async_iter_unpack_sequence=async_iter_unpack_sequence,

@@ -69,6 +69,24 @@ class CompileProblem:
     column: int | None
 
 
+_NOT_ITERATORS = (
+    ast.Constant,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.JoinedStr,
+    ast.List,
+    ast.Tuple,
+    ast.Dict,
+    ast.Set,
+    ast.ListComp,
+    ast.DictComp,
+    ast.SetComp,
+)
+"""Expressions whose value is never an iterator, so ``x += <it>`` needs no guard."""
+
+
 def _call(name: str, args: list[ast.expr], like: ast.AST, keywords: list[ast.keyword]) -> ast.Call:
     return ast.copy_location(
         ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=keywords), like
@@ -172,10 +190,19 @@ class SnippetPolicy(RestrictingNodeTransformer):
         return self._admit_targets(cast(ast.With, super().visit_With(node)))
 
     def _admit_targets(self, node: ast.With | ast.AsyncWith) -> ast.With | ast.AsyncWith:
-        """``with x as y``: ``y = _admit_(y)`` first thing in the body."""
-        for item in node.items:
+        """``with x as y``: ``y = _admit_(y)`` first thing in the body. An attribute or item
+        target (``as self.f``, ``as d[k]``) takes the value through a name of its own first."""
+        for n, item in enumerate(node.items):
             target = item.optional_vars
-            if isinstance(target, ast.Name):
+            if isinstance(target, ast.Attribute | ast.Subscript):
+                held = f"_with_value_{n}_"
+                item.optional_vars = ast.copy_location(ast.Name(held, ast.Store()), target)
+                check = ast.Assign(
+                    targets=[target],
+                    value=_call("_admit_", [ast.Name(held, ast.Load())], target, []),
+                )
+                node.body.insert(0, ast.copy_location(check, target))
+            elif isinstance(target, ast.Name):
                 check = ast.Assign(
                     targets=[ast.Name(target.id, ast.Store())],
                     value=_call("_admit_", [ast.Name(target.id, ast.Load())], target, []),
@@ -211,10 +238,15 @@ class SnippetPolicy(RestrictingNodeTransformer):
         """``x += 1``, ``d[k] += 1`` and ``obj.n += 1`` run natively after the usual checks.
 
         Visiting the target applies the write guard (``_write_(d)[k] += 1``) and the name
-        checks; the in-place operator itself has nothing to guard: it acts on an object the
-        snippet already holds and may write to.
+        checks. ``+=`` and ``|=`` iterate their value natively when the target is a list, a
+        dict or a deque, so a value that may be an iterator goes through ``_inplace_``, which
+        runs it through the iteration guard. Values that cannot be one (constants, arithmetic,
+        displays) skip the call, which keeps counting loops fast.
         """
-        return self.node_contents_visit(node)
+        node = self.node_contents_visit(node)
+        if isinstance(node.op, ast.Add | ast.BitOr) and not isinstance(node.value, _NOT_ITERATORS):
+            node.value = _call("_inplace_", [node.value], node.value, [])
+        return node
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
         self.check_name(node, node.name, allow_magic_methods=True)

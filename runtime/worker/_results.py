@@ -87,16 +87,25 @@ def exception_error(exc: BaseException, limits: dict[str, Any]) -> dict[str, Any
         return error("policy", str(exc), type_name=name, line=line)
     if isinstance(exc, CallLimitError):
         return error("limit", str(exc), type_name=name, line=line, limit=limits["max_calls"])
-    if isinstance(exc, ToolError):
-        text = str(exc)
-        if exc.tool and not text.startswith(exc.tool):
-            text = f"{exc.tool}: {text}"
-        return error("tool", text, type_name=name, line=line, tool=exc.tool, code=exc.code)
+    if isinstance(exc, ToolError):  # a snippet may raise one with anything in its fields
+        text = _printable(exc, _MAX_MESSAGE)
+        tool = _printable(getattr(exc, "tool", ""), 200, attribute=True)
+        code = _printable(getattr(exc, "code", ""), 200, attribute=True) or "tool_error"
+        if tool and not text.startswith(tool):
+            text = f"{tool}: {text}"
+        return error("tool", text, type_name=name, line=line, tool=tool, code=code)
+    return error("runtime", _printable(exc, _MAX_MESSAGE), type_name=name, line=line)
+
+
+def _printable(value: Any, cap: int, attribute: bool = False) -> str:
+    """``str(value)`` as text that always encodes, whatever a snippet's ``__str__`` does."""
     try:
-        text = str(exc)
+        text = value if type(value) is str else str(value)
+        if type(text) is not str:
+            raise TypeError
     except Exception:
-        text = "<unprintable>"
-    return error("runtime", text, type_name=name, line=line)
+        return "" if attribute else "<unprintable>"
+    return readable(text[:cap])
 
 
 # -- walking a value -------------------------------------------------------------------------

@@ -181,6 +181,22 @@ async def _awaiting(step: Any) -> Any:
     return await step
 
 
+class AsyncStepMethod:
+    """``agen.asend``, ``athrow`` or ``aclose`` held as a value (``f = agen.asend``, or passed
+    to ``map``): calling it gives the step as a coroutine, whoever makes the call."""
+
+    __slots__ = ("_method",)
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        self._method = method
+
+    def __call__(self, *args: Any) -> Any:
+        return _awaiting(self._method(*args))
+
+
+_ASYNC_STEP_METHODS = frozenset({"asend", "athrow", "aclose"})
+
+
 def is_vetted_record(obj: Any) -> bool:
     """An instance (not a class) of a class of the vetted modules: ``Counter``, ``Context``..."""
     return not isinstance(obj, type) and type(obj).__module__ in _VETTED_MODULES
@@ -281,7 +297,9 @@ class Admission:
             return special
         if issubclass(kind, type):
             return self._class
-        if kind in self._own_types or issubclass(kind, BaseException) or self._defined(kind):
+        if kind is AsyncStepMethod or kind in self._own_types or issubclass(kind, BaseException):
+            return None
+        if self._defined(kind):
             return None
         module = getattr(kind, "__module__", "")
         if module == "builtins":
@@ -322,6 +340,8 @@ class Admission:
             return self.formats.bound(bound, value.__name__)
         if value.__name__.startswith("_"):
             raise _refuse(what, f"the special method {_name(value)}")
+        if type(bound) is types.AsyncGeneratorType and value.__name__ in _ASYNC_STEP_METHODS:
+            return AsyncStepMethod(value)
         self.admit(bound, what)
         return value
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import json
 import marshal
 import select
@@ -42,8 +43,13 @@ def _json_default(value: object) -> object:
 
 
 def _json_object_hook(obj: dict[str, Any]) -> Any:
+    """Tagged bytes back to bytes. A snippet's own dict may look like the tag: if its value is
+    not base64 it stays the dict it was (it is the snippet's data, not a broken frame)."""
     if len(obj) == 1 and BYTES_TAG in obj and isinstance(obj[BYTES_TAG], str):
-        return base64.b64decode(obj[BYTES_TAG])
+        try:
+            return base64.b64decode(obj[BYTES_TAG], validate=True)
+        except binascii.Error:
+            return obj
     return obj
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer import Analysis, EffectsTable, Options, analyze
+from analyzer import MAX_ANALYSED_CHARS, Analysis, EffectsTable, Options, analyze
 
 R = 'r = await tools.read(path="a")\n'
 
@@ -76,6 +76,33 @@ def test_deep_nesting_fails_closed() -> None:
     code = R + "return " + "[" * 500 + "r" + "]" * 500
     got = analyze(code)
     assert got.verdict in ("WARN", "PASS") and isinstance(got, Analysis)
+
+
+def _fan_out(calls: int, levels: int) -> str:
+    """Helpers that each call the one below ``calls`` times: ``calls ** levels`` walks."""
+    lines = ["def f0(x):\n    return x"]
+    for i in range(1, levels + 1):
+        lines.append(f"def f{i}(x):\n    return " + " + ".join([f"f{i - 1}(x)"] * calls))
+    return "\n".join(lines) + f"\nreturn f{levels}(await tools.read(path='a'))"
+
+
+def test_exponential_walks_stop_at_the_step_budget_and_fail_closed() -> None:
+    got = analyze(_fan_out(calls=6, levels=11))
+    assert got.classification.value == "UNKNOWN" and not got.bounded
+    assert [d.code for d in got.diagnostics] == ["too-complex"] and got.verdict == "WARN"
+    strict = analyze(_fan_out(calls=6, levels=11), options=Options(strict=True))
+    assert strict.verdict == "BLOCK" and strict.diagnostics[0].severity == "error"
+    assert analyze(_fan_out(calls=2, levels=3)).classification.value == "RAW"
+
+
+def test_snippets_above_the_analysed_size_are_unknown_and_refused_when_strict() -> None:
+    code = "x = 1\n" * (MAX_ANALYSED_CHARS // 6 + 1) + "return x"
+    got = analyze(code)
+    assert got.classification.value == "UNKNOWN" and got.diagnostics[0].code == "too-large"
+    assert str(MAX_ANALYSED_CHARS) in got.diagnostics[0].message
+    assert analyze(code, options=Options(strict=True)).verdict == "BLOCK"
+    just_under = "x = 1\n" * (MAX_ANALYSED_CHARS // 6 - 2) + "return x"
+    assert len(just_under) <= MAX_ANALYSED_CHARS and analyze(just_under).diagnostics == []
 
 
 def test_the_effects_table_is_data_and_extensible() -> None:

@@ -82,6 +82,11 @@ async def test_small_results_are_inline_with_structured_value(workspace: Path) -
         )
         assert text(done) == '{"a": [1, 2]}' and done.structured_content["value"] == {"a": [1, 2]}
         assert done.structured_content["analysis"]["verdict"] == "PASS"
+        forced = await client.call_tool(
+            "fabric_exec", {"code": "return 'x' * 100_000", "result_policy": "inline"}
+        )
+        assert forced.structured_content["policy_applied"] == "inline"
+        assert len(text(forced)) >= 100_000 and "value" not in forced.structured_content
 
 
 async def test_ce_exec_and_strict(workspace: Path) -> None:

@@ -223,6 +223,19 @@ async def test_grep_catastrophic_regex_cannot_hang_the_host(
     assert info.value.code == "regex_timeout"
 
 
+async def test_grep_time_limit_covers_the_whole_call(
+    files: ProviderRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines that each match quickly enough still add up: the limit is for the whole call."""
+    import fabric.providers._files as files_module
+
+    monkeypatch.setattr(files_module, "GREP_TIMEOUT_S", 0.3)
+    (tmp_path / "slow.txt").write_text(("a" * 22 + "!\n") * 400)  # ~40 ms a line, 16 s in all
+    with pytest.raises(ProviderCallError, match=r"longer than 0\.3 s") as info:
+        await files.call("tools", "grep", {"pattern": "(a|aa)+$", "path": "slow.txt"})
+    assert info.value.code == "regex_timeout" and "slow.txt:" in str(info.value)
+
+
 async def test_sessions_sharing_a_registry_keep_their_own_workspaces(tmp_path: Path) -> None:
     """Two sessions given one registry each read their own workspace, and the registry the
     caller passed is left exactly as it was."""

@@ -60,3 +60,31 @@ async def test_fifty_concurrent_executions_complete(fab: Fabric) -> None:
         )
     )
     assert [r.value for r in results] == [[i, 17] for i in range(50)]
+
+
+async def test_executions_beyond_max_running_wait_their_turn(workspace: Path) -> None:
+    """With one slot, a second execution waits (counted in ``queued``) until the first one,
+    held on an event, finishes; it then runs. Were the cap not kept, the second would enter
+    the provider while the first still holds it."""
+    registry = ProviderRegistry()
+    inside, release = asyncio.Event(), asyncio.Event()
+    entered: list[str] = []
+
+    async def hold(name: str) -> str:
+        """Wait inside the provider until released."""
+        entered.append(name)
+        inside.set()
+        await release.wait()
+        return name
+
+    registry.register("extensions", "hold", hold)
+    async with Fabric(workspace=workspace, registry=registry, max_running=1) as fab:
+        first = asyncio.ensure_future(fab.exec("return await extensions.hold(name='first')"))
+        await inside.wait()
+        second = asyncio.ensure_future(fab.exec("return await extensions.hold(name='second')"))
+        while fab.queued == 0 and len(entered) < 2:  # one or the other happens
+            await asyncio.sleep(0)
+        assert entered == ["first"] and fab.queued == 1
+        release.set()
+        done = await asyncio.gather(first, second)
+        assert [r.value for r in done] == ["first", "second"] and fab.queued == 0

@@ -150,6 +150,19 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "await coroutines instead",
         ),
+        "an async generator step made natively by map, collected by +=": Refusal(
+            "async def g():\n    yield await tools.read(path='notes.txt')\nsteps = []\n"
+            "steps += map(g().asend, [None])\nfutures = []\nfutures += steps[0]",
+            "runtime",
+            "'coroutine' object is not iterable",
+        ),
+        "an async generator step collected by dict |=": Refusal(
+            "import itertools\nasync def g():\n    yield await tools.read(path='notes.txt')\n"
+            "step = list(map(g().asend, [None]))[0]\nd = {}\n"
+            "d |= itertools.zip_longest(['k'], step)",
+            "runtime",
+            "'coroutine' object is not iterable",
+        ),
         "throw into a coroutine": Refusal(
             "c = tools.read(path='notes.txt')\nc.throw(ValueError)",
             "policy",
@@ -374,6 +387,24 @@ IDIOMS: dict[str, tuple[str, object]] = {
         2.0,
     ),
     "starred iteration of a map": ("[*map(str, range(3))]", ["0", "1", "2"]),
+    "with ... as an item and as an attribute": (
+        "import decimal\nclass Box:\n    pass\nbox, d = Box(), {}\n"
+        "with decimal.localcontext() as d['c'], decimal.localcontext() as box.c:\n"
+        "    p = d['c'].prec + box.c.prec\np",
+        56,
+    ),
+    "dict of a Counter": (
+        "import collections\ndict(collections.Counter('abca'))",
+        {"a": 2, "b": 1, "c": 1},
+    ),
+    "dict of an OrderedDict": (
+        "import collections\ndict(collections.OrderedDict(b=1, a=2))",
+        {"b": 1, "a": 2},
+    ),
+    "+= of a map and |= of a zip": (
+        "rows = [0]\nrows += map(len, ['ab', 'c'])\nd = {}\nd |= zip('xy', rows)\n[rows, d]",
+        [[0, 2, 1], {"x": 0, "y": 2}],
+    ),
     "an attribute error's object": (
         "try:\n    (1).nosuch\nexcept AttributeError as e:\n    o = e.obj\no",
         1,

@@ -36,6 +36,25 @@ async def test_a_lone_surrogate_in_an_error_message_is_spelled_out(fab: Fabric) 
     assert result.error.message == "bad \\ud800"
 
 
+async def test_a_dict_that_looks_like_the_bytes_tag_is_the_snippets_data(fab: Fabric) -> None:
+    """Bytes cross as a tagged dict; a snippet's own dict of that shape, not base64, comes back
+    as the dict it is (not a broken frame and a killed worker)."""
+    result = await fab.exec("return {'\\x00bytes': 'not base64!'}")
+    assert result.ok and result.value == {"\x00bytes": "not base64!"}
+
+
+async def test_a_tool_error_with_odd_fields_is_still_a_tool_error(fab: Fabric) -> None:
+    """`ToolError(tool=5)`, surrogates in its fields, numbers for text: the worker reports a
+    tool error, never dies."""
+    numbered = await fab.exec("raise ToolError('boom', tool=5)")
+    assert numbered.error is not None and numbered.error.kind == "tool"
+    assert numbered.error.tool == "5" and numbered.error.message == "5: boom"
+    spelled = await fab.exec("raise ToolError('boom', tool='\\ud800', code='\\udfff')")
+    assert spelled.error is not None and spelled.error.tool == "\\ud800"
+    of_a_number = await fab.exec("raise ToolError(404, tool='http', code=7)")
+    assert of_a_number.error is not None and of_a_number.error.message == "http: 404"
+
+
 finite_or_not = st.floats(allow_nan=True, allow_infinity=True)
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | finite_or_not | st.text(max_size=5),

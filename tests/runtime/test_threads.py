@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from fabric import Fabric, Limits, ProviderRegistry
 from runtime import CallStopped, run_sync, stop_if_requested
+from runtime.boundary import BytesReadable, read
 
 
 class Spinner:
@@ -82,3 +84,35 @@ async def test_a_thread_stops_when_its_snippet_fails_meanwhile(
 async def test_outside_a_call_nothing_is_ever_stopped() -> None:
     """run_sync used by a program of its own simply runs the function."""
     assert await run_sync(lambda: stop_if_requested() or "done") == "done"
+
+
+@pytest.mark.parametrize(
+    "how", [{"json_path": "$[*].a"}, {"query": "needle"}], ids=["json_path", "query"]
+)
+async def test_reads_stop_when_their_call_is_cancelled(how: dict[str, str]) -> None:
+    """A read started after its call was cancelled stops at its first check, with the call's
+    stop signal, however much is left to scan."""
+    source = BytesReadable(
+        "big.json", json.dumps([{"a": i} for i in range(100_000)]).encode(), "json"
+    )
+    started, gate, done = threading.Event(), threading.Event(), threading.Event()
+    outcome: list[BaseException] = []
+
+    def work() -> None:
+        started.set()
+        gate.wait()
+        try:
+            read(source, budget=4096, **how)  # type: ignore[arg-type]
+        except BaseException as exc:
+            outcome.append(exc)
+        finally:
+            done.set()
+
+    call = asyncio.ensure_future(run_sync(work))
+    assert await asyncio.to_thread(started.wait, 60)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    gate.set()
+    assert await asyncio.to_thread(done.wait, 60)
+    assert outcome and isinstance(outcome[0], CallStopped)

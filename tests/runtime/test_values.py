@@ -221,6 +221,32 @@ def test_tuples_from_a_foreign_iterator_are_looked_into() -> None:
         list(_guards().iter(pairs))
 
 
+def test_augmented_assignment_iterates_an_iterator_through_the_guard() -> None:
+    """`items += foreign` and `d |= foreign` would iterate natively: an iterator goes through
+    the iteration guard first; plain data and non-iterators pass as they are."""
+    guards = _guards()
+    with pytest.raises(PolicyError, match="an item is a module"):
+        guards.inplace(_foreign_items())
+    assert guards.inplace(iter([1, 2])) == [1, 2]
+    counter = collections.Counter("ab")
+    assert guards.inplace(counter) is counter and guards.inplace(3) == 3
+
+
+def test_an_async_generator_step_method_held_as_a_value_gives_coroutines() -> None:
+    """`f = agen.asend` (or `map(agen.asend, ...)`, called natively) never returns the raw
+    step, whose iteration yields the loop's futures: calling it gives a coroutine."""
+
+    async def agen() -> Any:
+        yield 1
+
+    gen = agen()
+    guards = _guards()
+    for name, args in (("asend", (None,)), ("athrow", (GeneratorExit,)), ("aclose", ())):
+        step = guards.getattr(gen, name)(*args)
+        assert isinstance(step, types.CoroutineType)
+        step.close()
+
+
 def test_what_an_exception_carries_is_checked_deeply() -> None:
     """An exception raised inside the runtime may carry anything: its attributes, and the
     containers among them, are checked item by item."""

@@ -83,6 +83,28 @@ def test_per_call_format(boundary: Boundary) -> None:
     assert boundary.finish(ok(["x", "y"]), fmt="text").text == "x\ny"
 
 
+def _nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_a_value_too_deep_for_yaml_is_shown_as_json_with_a_note(boundary: Boundary) -> None:
+    """The model may ask for yaml; PyYAML recurses per level, one-line JSON goes deeper."""
+    done = boundary.finish(ok(_nested(450)), fmt="yaml", policy="inline")
+    assert done.ok and done.text.startswith('{"a":{"a":')
+    assert "[note: shown as JSON: the value nests too deeply for yaml]" in done.text
+
+
+def test_a_value_no_format_can_render_is_a_limit_error_not_a_crash(boundary: Boundary) -> None:
+    """A library caller may hand the boundary anything: finish never raises for it."""
+    done = boundary.finish(ok(_nested(50_000)), fmt="yaml")
+    assert not done.ok and done.error is not None and done.value is None
+    assert done.error.kind == "limit" and done.error.type == "ResultTooComplex"
+    assert "nests too deeply" in done.text and "ctx.offload" in done.text
+
+
 def test_auto_format_moves_long_strings_into_sections(boundary: Boundary) -> None:
     done = boundary.finish(ok({"exit_code": 1, "stderr": "line 1\nline 2\nline 3\nline 4"}))
     assert done.text == (

@@ -37,6 +37,16 @@ def test_json_text_is_previewed_by_shape_too() -> None:
     assert "$.ok = true" in text and "$.items = array of 100000 numbers" in text
 
 
+def test_deep_single_item_arrays_are_outlined_once_per_level() -> None:
+    """An array's first and last items are both outlined, so nesting could double the work per
+    level: an item that is both first and last is outlined once (2 ** 40 shapes otherwise)."""
+    chain: object = "A" * 20_000
+    for _ in range(40):
+        chain = [chain]
+    assert "array of 1 array" in preview(chain, 2048, "json").text
+    assert "array of 1 array" in preview(json.dumps(chain), 2048, "json").text
+
+
 def test_a_cut_value_is_marked_never_passed_off_as_json() -> None:
     value = {"results": [{"body": "word " * 200, "n": i} for i in range(50)]}
     text = preview(value, 2048, "json").text
