@@ -7,7 +7,6 @@ be drilled into the same way as a stored result.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import stat
 from collections.abc import Callable
@@ -190,7 +189,7 @@ def register_context_tools(registry: Any, tools: ContextTools) -> None:
         data: Any, key: str | None = None, label: str | None = None
     ) -> dict[str, Any]:
         """Store data (text, bytes or JSON) and get back its handle and a preview."""
-        return await asyncio.to_thread(tools.offload, data, key=key, label=label)
+        return await run_sync(tools.offload, data, key=key, label=label)
 
     for func in (read, offload):
         registry.register("ctx", func.__name__, func, replace=True)

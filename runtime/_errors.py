@@ -41,7 +41,7 @@ class ProviderCallError(SandboxError):
 class ReadError(ProviderCallError):
     """A read of stored data that cannot be served as asked; ``code`` says why
     (``invalid_regex``, ``pattern_too_large``, ``regex_timeout``, ``bad_json_path``,
-    ``not_json``, ``bad_range``, ``bad_query``, ``not_found``)."""
+    ``json_path_too_costly``, ``not_json``, ``bad_range``, ``bad_query``, ``not_found``)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message, code=code)

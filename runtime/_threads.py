@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -43,7 +44,7 @@ async def run_sync(func: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
     context = contextvars.copy_context()
     context.run(_stop.set, stop)
     call = functools.partial(context.run, func, *args, **kwargs)
-    future = asyncio.get_running_loop().run_in_executor(None, call)
+    future = asyncio.get_running_loop().run_in_executor(_PROVIDER_WORK, call)
     try:
         return await future
     except asyncio.CancelledError:
@@ -51,12 +52,17 @@ async def run_sync(func: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
         raise
 
 
+# Provider calls, however many a snippet starts, queue on threads of their own, so they can
+# delay neither the host's decoding nor the loop's default executor (analysis, MCP reads).
+_PROVIDER_WORK = ThreadPoolExecutor(
+    max_workers=min(32, (os.cpu_count() or 1) + 4), thread_name_prefix="fabric-provider"
+)
 _HOST_WORK = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fabric-host")
 
 
 async def run_host_work(func: Callable[..., _T], /, *args: Any) -> _T:
     """``func(*args)`` on threads of the host's own (decoding results, the boundary), which
-    provider calls, however many, cannot take: they use the loop's default executor."""
+    provider calls, however many, cannot take: they have their own threads."""
     return await asyncio.get_running_loop().run_in_executor(_HOST_WORK, func, *args)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import NoReturn, cast
 
@@ -114,72 +114,150 @@ def _bad(path: object, position: int, problem: str) -> NoReturn:
     )
 
 
+MAX_STEPS = 64
+PASSES = 8  # how many times the text may be decoded over: nested negative indexes re-read
+
+
 def evaluate(text: str, steps: list[Step], limit: int) -> tuple[list[tuple[str, object]], int]:
-    """Up to ``limit`` (path, value) matches and the total number of matches."""
-    start = _space(text, 0).end()
+    """Up to ``limit`` (path, value) matches and the total number of matches.
+
+    The walk decodes each value it does not descend into once, so a path of positive steps
+    costs one pass over the text; a negative index first counts its array's items, one more
+    pass over that array. The work is capped at :data:`PASSES` passes over the whole text
+    (``json_path_too_costly``), so no path makes a read run for minutes."""
+    if len(steps) > MAX_STEPS:
+        raise ReadError(
+            "bad_json_path",
+            f"the JSON path has {len(steps)} steps; at most {MAX_STEPS} are read. Select "
+            "a nearer value first, then read into it",
+        )
+    walk = _Walk(text, PASSES * len(text) + (1 << 20))
     found: list[tuple[str, object]] = []
     total = 0
     try:
-        for path, position in _walk(text, start, steps, "$"):
+        for path, position in walk.value(_space(text, 0).end(), steps, "$", whole=False):
             total += 1
             if len(found) < limit:
-                value, _ = _raw_decode(text, position)
-                found.append((path, value))
+                found.append((path, walk.decode(position)[0]))
     except (IndexError, json.JSONDecodeError) as exc:
         raise ReadError("not_json", f"the content is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ReadError(
+            "json_path_too_costly",
+            "the JSON nests deeper than a JSON path reads (about 900 levels); read it with "
+            'query="..." (matching lines) or offset=/length= (a byte range)',
+        ) from None
     return found, total
 
 
-def _walk(s: str, i: int, steps: list[Step], path: str) -> Iterator[tuple[str, int]]:
-    if not steps:
-        yield path, i
-        return
-    step, rest = steps[0], steps[1:]
-    c = s[i]
-    if c == "{" and isinstance(step, Key | Wild):
-        for key, position in _members(s, i):
-            if isinstance(step, Wild) or key == step.name:
-                yield from _walk(s, position, rest, _child(path, key))
-    elif c == "[" and not isinstance(step, Key):
-        positions = list(_items(s, i)) if _needs_length(step) else None
-        if positions is not None:
-            chosen = _select(step, len(positions))
-            for index in chosen:
-                yield from _walk(s, positions[index], rest, f"{path}[{index}]")
-            return
-        for index, position in enumerate(_items(s, i)):
-            if _matches(step, index):
-                yield from _walk(s, position, rest, f"{path}[{index}]")
-            elif _past(step, index):
-                return
+Matches = Generator[tuple[str, int], None, int]
 
 
-def _members(s: str, i: int) -> Iterator[tuple[str, int]]:
-    i = _space(s, i + 1).end()
-    if s[i] == "}":
-        return
-    while True:
+class _Walk:
+    """One evaluation: the text, and the decoding work left before it is refused."""
+
+    def __init__(self, text: str, work: int) -> None:
+        self.s = text
+        self.work = work
+
+    def decode(self, i: int) -> tuple[object, int]:
         stop_if_requested()
-        key, i = _scan_string(s, i + 1)
-        i = _space(s, _space(s, i).end() + 1).end()
-        yield key, i
-        i = _space(s, _raw_decode(s, i)[1]).end()
+        value, end = _raw_decode(self.s, i)
+        self.work -= end - i
+        if self.work < 0:
+            raise ReadError(
+                "json_path_too_costly",
+                f"the JSON path re-reads the content more than {PASSES} times over (each "
+                "negative index counts its array first); use positive indexes or slices, "
+                "or select a nearer value first",
+            )
+        return value, end
+
+    def value(self, i: int, steps: list[Step], path: str, *, whole: bool) -> Matches:
+        """Yield the matches of ``steps`` in the value at ``i``; return the index just past
+        it, or -1 when ``whole`` is false and the walk stopped once nothing more matches."""
+        s = self.s
+        if steps:
+            step, rest = steps[0], steps[1:]
+            if s[i] == "{" and isinstance(step, Key | Wild):
+                return (yield from self._object(i, step, rest, path))
+            if s[i] == "[" and not isinstance(step, Key):
+                return (yield from self._array(i, step, rest, path, whole=whole))
+        else:
+            yield path, i
+        return self.decode(i)[1] if whole else -1
+
+    def _object(self, i: int, step: Key | Wild, rest: list[Step], path: str) -> Matches:
+        s = self.s
+        i = _space(s, i + 1).end()
         if s[i] == "}":
-            return
+            return i + 1
+        while True:
+            stop_if_requested()
+            if s[i] != '"':
+                raise json.JSONDecodeError(
+                    "Expecting property name enclosed in double quotes", s, i
+                )
+            key, i = _scan_string(s, i + 1)
+            i = _space(s, i).end()
+            if s[i] != ":":
+                raise json.JSONDecodeError("Expecting ':' delimiter", s, i)
+            i = _space(s, i + 1).end()
+            if isinstance(step, Wild) or key == step.name:
+                i = yield from self.value(i, rest, _child(path, key), whole=True)
+            else:
+                i = self.decode(i)[1]
+            i, done = self._next(i, "}")
+            if done:
+                return i
+
+    def _array(self, i: int, step: Step, rest: list[Step], path: str, *, whole: bool) -> Matches:
+        if _needs_length(step):
+            positions, end = self._items(i)
+            for index in _select(step, len(positions)):
+                yield from self.value(positions[index], rest, f"{path}[{index}]", whole=False)
+            return end
+        s = self.s
         i = _space(s, i + 1).end()
-
-
-def _items(s: str, i: int) -> Iterator[int]:
-    i = _space(s, i + 1).end()
-    if s[i] == "]":
-        return
-    while True:
-        stop_if_requested()
-        yield i
-        i = _space(s, _raw_decode(s, i)[1]).end()
         if s[i] == "]":
-            return
+            return i + 1
+        index = 0
+        while True:
+            stop_if_requested()
+            if _matches(step, index):
+                i = yield from self.value(i, rest, f"{path}[{index}]", whole=True)
+            elif not whole and _past(step, index):
+                return -1
+            else:
+                i = self.decode(i)[1]
+            i, done = self._next(i, "]")
+            if done:
+                return i
+            index += 1
+
+    def _items(self, i: int) -> tuple[list[int], int]:
+        """The start of each item of the array at ``i``, and the index just past it."""
+        s = self.s
+        positions: list[int] = []
         i = _space(s, i + 1).end()
+        if s[i] == "]":
+            return positions, i + 1
+        while True:
+            positions.append(i)
+            i, done = self._next(self.decode(i)[1], "]")
+            if done:
+                return positions, i
+
+    def _next(self, i: int, close: str) -> tuple[int, bool]:
+        """After a member or item: the start of the next one, or the index past ``close``
+        and True; anything else there is not JSON."""
+        s = self.s
+        i = _space(s, i).end()
+        if s[i] == close:
+            return i + 1, True
+        if s[i] != ",":
+            raise json.JSONDecodeError(f"Expecting ',' delimiter or {close!r}", s, i)
+        return _space(s, i + 1).end(), False
 
 
 def _needs_length(step: Step) -> bool:

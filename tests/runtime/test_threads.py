@@ -116,3 +116,14 @@ async def test_reads_stop_when_their_call_is_cancelled(how: dict[str, str]) -> N
     gate.set()
     assert await asyncio.to_thread(done.wait, 60)
     assert outcome and isinstance(outcome[0], CallStopped)
+
+
+async def test_provider_calls_however_many_leave_the_loops_own_threads_free() -> None:
+    """Provider work has threads of its own: with more calls blocked than any pool has
+    threads, work on the loop's default executor (analysis, MCP reads) still runs, here the
+    very work that unblocks them (this would deadlock if they shared the threads)."""
+    release = threading.Event()
+    calls = [asyncio.ensure_future(run_sync(release.wait, 120)) for _ in range(40)]
+    await asyncio.sleep(0)
+    await asyncio.wait_for(asyncio.to_thread(release.set), 60)
+    assert all(await asyncio.gather(*calls))

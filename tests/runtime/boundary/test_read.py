@@ -158,17 +158,20 @@ def test_one_mode_per_read() -> None:
 def reference(value: object, path: str) -> list[object]:
     """A tiny evaluator over parsed data, for comparison."""
     current = [value]
-    for step in re.findall(r"\.(\w+)|\[(\d+)\]|\[\*\]", path[1:]):
-        name, index = step
+    for name, index, start, stop, wild in re.findall(
+        r"\.(\w+)|\[(-?\d+)\]|\[(-?\d*):(-?\d*)\]|\[(\*)\]", path[1:]
+    ):
         nxt: list[object] = []
         for node in current:
             if name and isinstance(node, dict) and name in node:
                 nxt.append(node[name])
-            elif index and isinstance(node, list) and int(index) < len(node):
+            elif index and isinstance(node, list) and -len(node) <= int(index) < len(node):
                 nxt.append(node[int(index)])
-            elif not name and not index and isinstance(node, list):
+            elif not (name or index or wild) and isinstance(node, list):
+                nxt.extend(node[slice(int(start) if start else None, int(stop) if stop else None)])
+            elif wild and isinstance(node, list):
                 nxt.extend(node)
-            elif not name and not index and isinstance(node, dict):
+            elif wild and isinstance(node, dict):
                 nxt.extend(node.values())
         current = nxt
     return current
@@ -180,16 +183,93 @@ docs = st.recursive(
     lambda c: st.lists(c, max_size=4) | st.dictionaries(keys, c, max_size=3),
     max_leaves=25,
 )
-paths = st.lists(st.sampled_from([".a", ".b", ".c", "[0]", "[1]", "[*]"]), max_size=4).map(
-    lambda steps: "$" + "".join(steps)
-)
+steps = [".a", ".b", ".c", "[0]", "[1]", "[-1]", "[*]", "[1:]", "[-2:]", "[:1]"]
+paths = st.lists(st.sampled_from(steps), max_size=4).map(lambda chosen: "$" + "".join(chosen))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=_FIXTURE)
-@given(doc=docs, path=paths)
-def test_lazy_json_paths_agree_with_parsed_data(store: Store, doc: object, path: str) -> None:
-    got = read(stored(store, json.dumps(doc), "json"), budget=65_536, json_path=path)
+@given(doc=docs, path=paths, indent=st.sampled_from([None, 1]))
+def test_lazy_json_paths_agree_with_parsed_data(
+    store: Store, doc: object, path: str, indent: int | None
+) -> None:
+    text = json.dumps(doc, indent=indent)
+    got = read(stored(store, text, "json"), budget=65_536, json_path=path)
     assert [v.value for v in got.values] == reference(doc, path)
+
+
+@pytest.mark.parametrize(
+    "text", ['{"a" ! 1 ? "b": 2}', '{"a": 1,}', "[1,]", "[1 2]", '{"a": 1 "b": 2}', "{a: 1}"]
+)
+def test_a_path_read_is_strict_about_delimiters(store: Store, text: str) -> None:
+    with pytest.raises(ReadError) as caught:
+        read(stored(store, text, "json"), budget=4096, json_path="$.*")
+    assert caught.value.code == "not_json" and "not valid JSON" in caught.value.message
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=_FIXTURE)
+@given(
+    doc=st.lists(docs, min_size=1, max_size=3) | st.dictionaries(keys, docs, min_size=1),
+    where=st.integers(0, 10_000),
+    char=st.sampled_from(list(',:{}[]" x1')),
+)
+def test_a_wildcard_read_accepts_exactly_the_json_the_decoder_accepts(
+    store: Store, doc: object, where: int, char: str
+) -> None:
+    """One character of a container's JSON changed: "$.*" reads it if and only if it is
+    still one JSON value (and then reads the same values as the parsed data)."""
+    text = json.dumps(doc)
+    at = where % len(text)
+    text = text[:at] + char + text[at + 1 :]
+    try:
+        parsed, _ = json.JSONDecoder().raw_decode(text, len(text) - len(text.lstrip()))
+    except json.JSONDecodeError:
+        parsed = None
+    if parsed is None or not isinstance(parsed, list | dict):
+        if text.lstrip()[:1] in ("[", "{"):
+            with pytest.raises(ReadError) as caught:
+                read(stored(store, text, "json"), budget=65_536, json_path="$.*")
+            assert caught.value.code == "not_json"
+        return
+    got = read(stored(store, text, "json"), budget=65_536, json_path="$.*")
+    assert [v.value for v in got.values] == reference(parsed, "$[*]")
+
+
+def test_a_path_of_positive_steps_reads_a_deep_document_once(store: Store) -> None:
+    """Each level of a walk hands its end to the level above, which does not decode the
+    child again: 60 levels over a 4 MB leaf stay within the few passes a read may make."""
+    doc: object = list(range(400_000))
+    for _ in range(60):
+        doc = [0, doc]
+    source = stored(store, json.dumps(doc), "json")
+    for path in ["$" + "[1]" * 60, "$" + "[*]" * 60 + "[0]", "$" + "[1]" * 56 + "[-1]" * 4]:
+        got = read(source, budget=4096, json_path=path)
+        assert got.total_values >= 1
+
+
+def test_nested_negative_indexes_are_refused_before_they_reread_the_content(
+    store: Store,
+) -> None:
+    doc: object = list(range(400_000))
+    for _ in range(60):
+        doc = [0, doc]
+    with pytest.raises(ReadError) as caught:
+        read(stored(store, json.dumps(doc), "json"), budget=4096, json_path="$" + "[-1]" * 60)
+    assert (
+        caught.value.code == "json_path_too_costly" and "positive indexes" in caught.value.message
+    )
+
+
+def test_a_path_has_at_most_64_steps(store: Store) -> None:
+    with pytest.raises(ReadError) as caught:
+        read(stored(store, "[]", "json"), budget=4096, json_path="$" + "[0]" * 65)
+    assert caught.value.code == "bad_json_path" and "at most 64" in caught.value.message
+
+
+def test_json_nested_past_the_decoder_is_refused_with_the_modes_that_fit(store: Store) -> None:
+    source = stored(store, "[" * 100_000 + "]" * 100_000, "json")
+    with pytest.raises(ReadError) as caught:
+        read(source, budget=4096, json_path="$[0]")
+    assert caught.value.code == "json_path_too_costly" and 'query="..."' in caught.value.message
 
 
 @pytest.mark.parametrize("needle", ["ERROR", "aa", "abab", "request 3"])
