@@ -1,10 +1,11 @@
 """Static analysis of snippets: what kind of data a snippet returns and whether its size is
 bounded, before it runs. A pure function of the code, the effects table and the options;
-imports only libcst, pydantic and the standard library."""
+imports only libcst, pydantic, the standard library and the contract."""
 
 from analyzer._analyze import MAX_ANALYSED_CHARS, analyze
 from analyzer._effects import EffectRow, EffectsTable
 from analyzer._flow import MAX_STEPS
+from analyzer._knowledge import KNOWLEDGE, Knowledge
 from analyzer._models import (
     Analysis,
     Bound,
@@ -18,6 +19,7 @@ from analyzer._models import (
 )
 
 __all__ = [
+    "KNOWLEDGE",
     "MAX_ANALYSED_CHARS",
     "MAX_STEPS",
     "Analysis",
@@ -26,6 +28,7 @@ __all__ = [
     "Diagnostic",
     "EffectRow",
     "EffectsTable",
+    "Knowledge",
     "Options",
     "Severity",
     "SourceRef",

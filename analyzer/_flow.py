@@ -13,6 +13,7 @@ from typing import Any
 
 import libcst as cst
 
+import contract
 from analyzer._effects import EffectsTable
 from analyzer._models import Options
 from analyzer._positions import Positions
@@ -21,30 +22,8 @@ from analyzer._syntax import capture_names, constant_key, dotted, root_name
 from analyzer._values import CLEAN, Cls, Func, V, combine, element, join
 from analyzer._values import unknown as fail_closed
 
-NAMESPACES = frozenset({"tools", "mcp", "ctx", "state", "memory", "agents", "extensions"})
-MODULES = frozenset(
-    [
-        "json",
-        "re",
-        "math",
-        "statistics",
-        "itertools",
-        "functools",
-        "collections",
-        "heapq",
-        "asyncio",
-        "base64",
-        "textwrap",
-        "datetime",
-        "time",
-        "copy",
-        "html",
-        "unicodedata",
-        "string",
-        "random",
-        "operator",
-    ]
-)
+NAMESPACES = frozenset(contract.NAMESPACES)
+MODULES = frozenset(contract.MODULES)
 _MAX_CALL_DEPTH = 8
 MAX_STEPS = 100_000
 """Statements and expressions one analysis evaluates at most. Local calls are re-walked at each

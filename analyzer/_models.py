@@ -85,7 +85,7 @@ class Options(BaseModel):
     above ``max_return_tokens``, say)."""
     block_unbounded_returns: bool = False
     """Block unbounded source-bearing returns only."""
-    max_return_tokens: int = Field(4000, ge=1)
+    max_return_tokens: int = Field(4000, ge=1, le=10_000_000)
     """Above this estimate, a return of literal data is a warning."""
     read_bytes: int = Field(16 * 1024, ge=256)
     """What one ctx.read returns at most (the offload threshold)."""

@@ -28,8 +28,10 @@ from analyzer._steps import (
 from analyzer._syntax import dotted
 from analyzer._tables import (
     AGGREGATING_BUILTINS,
+    AGGREGATING_MODULES,
     ENCODING_BUILTINS,
     ENVELOPE_FIELDS,
+    MODULE_FUNCTIONS,
     MUTATORS,
     PRESERVING_BUILTINS,
     PRESERVING_METHODS,
@@ -291,57 +293,51 @@ class Rules:
             return replace(combine(args), parts=None).step("zip")
         if name == "next":
             return first.retag(select(first.cls), True, (1, "items")).step("next")
-        if name in ("range", "print", "hasattr"):
+        if name in ("range", "print"):
             return CLEAN
         return self._unknown(f"{name}(...) is not modelled", args, kwargs)
 
     def module_function(self, name: str, args: list[V], kwargs: dict[str, V]) -> V:
         first = args[0] if args else CLEAN
         everything = combine([*args, *kwargs.values()])
-        module = name.rpartition(".")[0]
-        if name in ("json.dumps", "base64.b64encode", "base64.b64decode", "html.escape"):
+        kind = MODULE_FUNCTIONS.get(name)
+        if kind is None and name.partition(".")[0] in AGGREGATING_MODULES:
+            kind = "aggregate"
+        if kind == "encode":
             return encode(first, name)
-        if name in (
-            "json.loads",
-            "copy.copy",
-            "copy.deepcopy",
-            "textwrap.dedent",
-            "re.sub",
-            "re.split",
-            "textwrap.indent",
-            "html.unescape",
-            "unicodedata.normalize",
-        ):
-            return (args[1] if name in ("re.split",) and len(args) > 1 else everything).step(name)
-        if name in ("re.findall", "re.finditer", "re.search", "re.match", "re.fullmatch"):
+        if kind == "preserve":
+            return everything.step(name)
+        if kind == "preserve-second":
+            return (args[1] if len(args) > 1 else everything).step(name)
+        if kind == "match":
             text = args[1] if len(args) > 1 else kwargs.get("string", CLEAN)
             return text.retag(select(text.cls), text.bounded).step(name)
-        if name == "itertools.islice":
+        if kind == "islice":
             return slice_call(args, name)
-        if name in ("heapq.nlargest", "heapq.nsmallest"):
+        if kind == "top-n":
             cap = const_int(first)
             data = args[1] if len(args) > 1 else CLEAN
             if cap is None:
                 return data.retag(select(data.cls), data.bounded).step(name)
             return data.retag(select(data.cls), True, (cap, "items")).step(f"{name}({cap})")
-        if name == "collections.Counter":
+        if kind == "counter":
             return replace(first.retag(Cls.AGGREGATED, False), tag="Counter").step("Counter")
-        if name == "functools.reduce":
+        if kind == "reduce":
             return everything.retag(Cls.AGGREGATED, False).step("reduce")
-        if module in ("statistics", "math"):
+        if kind == "aggregate":
             return everything.retag(Cls.AGGREGATED, True, SCALAR).step(name)
-        if name == "textwrap.shorten":
+        if kind == "shorten":
             width = const_int(kwargs.get("width", args[1] if len(args) > 1 else CLEAN))
             if width is not None:
                 return first.retag(select(first.cls), True, (width, "bytes")).step(name)
             return first.retag(select(first.cls), first.bounded).step(name)
-        if name == "asyncio.gather":
+        if kind == "gather":
             return combine(args, keep_parts=True)
-        if name in ("asyncio.wait_for", "asyncio.shield"):
+        if kind == "first":
             return first
-        if name in ("asyncio.sleep", "time.time", "time.monotonic"):
+        if kind == "clean":
             return CLEAN
-        if name in ("itertools.chain", "itertools.chain.from_iterable"):
+        if kind == "chain":
             return replace(combine(args), parts=None).step(name)
         return self._unknown(f"{name}(...) is not modelled", args, kwargs)
 

@@ -19,7 +19,7 @@ from rich.console import Console
 from fabric import __version__, _cli_check, _cli_context, _cli_doctor, _cli_read, _cli_store
 from fabric._errors import FabricError
 from fabric._session import Fabric
-from runtime import Limits, SandboxError
+from runtime import SandboxError
 from runtime.boundary import RESULT_FORMATS, RESULT_POLICIES
 
 _err = Console(stderr=True, highlight=False)
@@ -46,10 +46,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("source", metavar="FILE", help="snippet file, or - for standard input")
     run.add_argument("--workspace", default=".", help="workspace folder (default: .)")
     run.add_argument("--json", action="store_true", help="print the whole result as JSON")
-    run.add_argument("--timeout", type=float, help="wall-clock limit in seconds (default 30)")
-    run.add_argument("--memory", type=int, help="memory limit in MiB (default 512)")
-    run.add_argument("--policy", choices=RESULT_POLICIES, help="result policy (default auto)")
-    run.add_argument("--format", choices=RESULT_FORMATS, help="result format (default auto)")
+    run.add_argument(
+        "--timeout", type=float, help="wall-clock limit in seconds (default: timeoutS, 30)"
+    )
+    run.add_argument("--memory", type=int, help="memory limit in MiB (default: memoryMb, 512)")
+    run.add_argument(
+        "--policy", choices=RESULT_POLICIES, help="result policy (default: resultPolicy, auto)"
+    )
+    run.add_argument(
+        "--format", choices=RESULT_FORMATS, help="result format (default: resultFormat, auto)"
+    )
     run.add_argument(
         "--strict", action="store_true", help="refuse unbounded returns before running"
     )
@@ -92,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
 
 async def _exec(args: argparse.Namespace) -> int:
     code = _read_code(args.source)
-    fab = Fabric(workspace=args.workspace, limits=Limits(), spares=0)
+    fab = Fabric(workspace=args.workspace, spares=0)
     async with fab:
         result = await fab.exec(
             code,
@@ -102,6 +108,8 @@ async def _exec(args: argparse.Namespace) -> int:
             result_format=args.format,
             strict=args.strict or None,
         )
+        if fab.warnings:  # the settings' own problems: a bad key in config.json, say
+            result = result.model_copy(update={"warnings": (*fab.warnings, *result.warnings)})
     if args.json:
         sys.stdout.write(result.model_dump_json(indent=2) + "\n")
     else:

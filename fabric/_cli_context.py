@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fabric._cli_common import subcommand
-from fabric._config import FIELDS, ConfigFile
+from fabric._config import SETTINGS, ConfigFile
 from fabric._events import Events
 from fabric._session import Fabric
 from fabric.mcp._server import status_text
@@ -88,7 +88,7 @@ def _status(args: argparse.Namespace, _: Any) -> int:
         }
     if args.all:
         loaded = ConfigFile(root).current()
-        report["settings"] = loaded.config.model_dump(by_alias=True, mode="json")
+        report["settings"] = loaded.config.flat()
         report["settings_warnings"] = list(loaded.warnings)
     _print(args, report, status_text(report))
     return 0
@@ -135,7 +135,7 @@ def _layers(isolation: Isolation) -> list[dict[str, Any]]:
 def _settings(args: argparse.Namespace, _: Any) -> int:
     config_file = ConfigFile(Path(args.workspace))
     loaded = config_file.current()
-    values = loaded.config.model_dump(by_alias=True, mode="json")
+    values = loaded.config.flat()
     layers = _layers(loaded.config.isolation)
     report = {
         "file": str(config_file.path),
@@ -152,7 +152,7 @@ def _settings(args: argparse.Namespace, _: Any) -> int:
     table = Table(title=f"settings ({config_file.path})")
     for column in ("key", "value", "from"):
         table.add_column(column, overflow="fold")
-    for key in FIELDS.values():
+    for key in SETTINGS:
         table.add_row(key, json.dumps(values[key]), loaded.sources.get(key, "default"))
     _out.print(table)
     active = [layer["name"] for layer in layers if layer["active"]]

@@ -8,35 +8,25 @@ keys are reported. The file is re-read when its modification time changes.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import annotated_types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from analyzer import Options
 from fabric._model import ModelSettings
-from runtime import Limits
+from runtime import Isolation, Limits
 from runtime.boundary import BoundaryConfig
 
 DEPRECATED = ("nestedResultThreshold", "compactStaleResults", "maxUnprocessedToolCalls")
 STORE_MAX_BYTES = 500_000_000
-_CLAMPS: dict[str, tuple[float, float]] = {
-    "max_return_tokens": (1, 10_000_000),
-    "read_offload_threshold": (256, 1024**3),
-    "error_compaction_threshold": (512, 1024 * 1024),
-    "error_compaction_preview_bytes": (256, 4096),
-    "offload_preview_bytes": (256, 4096),
-    "runtime_advisory_threshold": (0, 1024**3),
-    "store_max_bytes": (1024 * 1024, STORE_MAX_BYTES),
-    "store_ttl_ms": (60_000, 365 * 24 * 3600 * 1000),
-    "timeout_s": (0.1, 3600),
-    "memory_mb": (16, 65536),
-    "output_bytes": (0, 64 * 1024 * 1024),
-}
+Source = Literal["default", "file", "clamped", "argument"]
 
 
 class QuantitativePolicy(BaseModel):
@@ -52,76 +42,102 @@ class QuantitativePolicy(BaseModel):
 
 
 class FabricConfig(BaseModel):
-    """Every setting of a workspace, with its default."""
+    """Every setting of a workspace: Fabric's own here, and the whole of each part's settings
+    (``limits``, ``boundary``, ``analysis``), each declared with its default and bounds only
+    in that part's model. The file is flat: every field of every part is a camelCase key."""
 
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True, strict=True
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     enabled: bool = True
     """Whether fabric_exec runs snippets at all (off: every call is refused with this setting)."""
-    strict: bool = False
-    """Analyse first and refuse unbounded returns and warnings before running."""
-    block_unbounded_returns: bool = False
-    """Analyse first and refuse unbounded source-bearing returns."""
-    max_return_tokens: int = 4000
-    """Above this estimate a literal return is a warning (blocked under strict)."""
-    read_offload_threshold: int = 16384
-    """Largest result, in bytes, inlined for the model; larger ones are offloaded."""
-    result_policy: Literal["auto", "inline", "offload", "summarize"] = "auto"
-    result_format: Literal["auto", "json", "yaml", "text"] = "auto"
-    error_compaction_threshold: int = 4096
-    error_compaction_preview_bytes: int = 4096
-    offload_preview_bytes: int = 2048
-    runtime_advisory_threshold: int = 0
+    runtime_advisory_threshold: int = Field(0, ge=0, le=1024**3)
     """Results above this many bytes get an advisory note even when inlined (0: never)."""
-    compact_edit_results: bool = True
     notify_on_start: bool = False
     """Log a line with the effective settings when a session starts."""
-    store_max_bytes: int = STORE_MAX_BYTES
-    store_ttl_ms: int = 604_800_000
-    quantitative_policy: QuantitativePolicy = Field(
-        default_factory=QuantitativePolicy, validation_alias="quantitativePolicy"
-    )
-    isolation: Literal["full", "minimal"] = "full"
+    store_max_bytes: int = Field(STORE_MAX_BYTES, ge=1024 * 1024, le=STORE_MAX_BYTES)
+    """Bytes the store keeps before it evicts the least recently used results."""
+    store_ttl_ms: int = Field(604_800_000, ge=60_000, le=365 * 24 * 3600 * 1000)
+    """How long a stored result is kept after its last use."""
+    quantitative_policy: QuantitativePolicy = Field(default_factory=QuantitativePolicy)
+    """Caps that tighten ``readOffloadThreshold`` (``policy`` in the file works too)."""
+    isolation: Isolation = "full"
     """``full``: snippets run only behind the kernel layer (seccomp, Landlock, namespaces where
     the kernel has them) and are refused without seccomp; ``minimal``: without the kernel layer,
     with a warning on every result."""
-    timeout_s: float = 30.0
-    memory_mb: int = 512
-    output_bytes: int = 65536
     effects: list[dict[str, Any]] = Field(default_factory=list)
     """Rows added ahead of the analyzer's effects table."""
     model: ModelSettings | None = None
     """An OpenAI-compatible endpoint for ``ctx_summarize(mode="model")``:
     ``{"baseUrl": ..., "model": ..., "apiKeyEnv": ...}``."""
+    limits: Limits = Field(default_factory=Limits)
+    boundary: BoundaryConfig = Field(default_factory=BoundaryConfig)
+    analysis: Options = Field(default_factory=Options)
 
-    def boundary(self) -> BoundaryConfig:
-        return BoundaryConfig(
-            result_format=self.result_format,
-            result_policy=self.result_policy,
-            read_offload_threshold=self.read_offload_threshold,
-            offload_preview_bytes=self.offload_preview_bytes,
-            error_compaction_threshold=self.error_compaction_threshold,
-            error_compaction_preview_bytes=self.error_compaction_preview_bytes,
-            compact_edit_results=self.compact_edit_results,
+    def flat(self) -> dict[str, Any]:
+        """Every setting under its file key, as JSON values."""
+        dumped: dict[str | None, dict[str, Any]] = {
+            None: self.model_dump(mode="json", by_alias=True, exclude=set(SECTIONS))
+        }
+        for section in SECTIONS:
+            dumped[section] = getattr(self, section).model_dump(mode="json", by_alias=False)
+        return {key: dumped[s.section][s.name] for key, s in SETTINGS.items()}
+
+
+SECTIONS: dict[str, type[BaseModel]] = {
+    "limits": Limits,
+    "boundary": BoundaryConfig,
+    "analysis": Options,
+}
+"""The parts whose settings the file holds, each declared in its own model."""
+_DERIVED = {("analysis", "read_bytes")}
+"""Fields that follow another setting (what one ctx.read returns is the offload threshold)."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One key of the file: the field it sets and the model that declares it."""
+
+    key: str
+    name: str
+    section: str | None
+    model: type[BaseModel]
+
+    def bounds(self) -> tuple[float | None, float | None]:
+        low = high = None
+        for rule in self.model.model_fields[self.name].metadata:
+            if isinstance(rule, annotated_types.Ge | annotated_types.Gt):
+                low = rule.ge if isinstance(rule, annotated_types.Ge) else rule.gt
+            elif isinstance(rule, annotated_types.Le | annotated_types.Lt):
+                high = rule.le if isinstance(rule, annotated_types.Le) else rule.lt
+        return (
+            None if low is None else float(low),  # type: ignore[arg-type]
+            None if high is None else float(high),  # type: ignore[arg-type]
         )
 
-    def analysis(self) -> Options:
-        return Options(
-            strict=self.strict,
-            block_unbounded_returns=self.block_unbounded_returns,
-            max_return_tokens=self.max_return_tokens,
-            read_bytes=self.read_offload_threshold,
-        )
-
-    def limits(self) -> Limits:
-        return Limits(
-            timeout_s=self.timeout_s, memory_mb=self.memory_mb, output_bytes=self.output_bytes
-        )
+    def doc(self) -> str:
+        return (self.model.model_fields[self.name].description or "").split("\n")[0]
 
 
-FIELDS = {name: to_camel(name) for name in FabricConfig.model_fields}
+def _settings() -> dict[str, Setting]:
+    found: dict[str, Setting] = {}
+    parts: list[tuple[str | None, type[BaseModel]]] = [(None, FabricConfig)]
+    parts += list(SECTIONS.items())
+    for section, model in parts:
+        for name in model.model_fields:
+            if (section is None and name in SECTIONS) or (section, name) in _DERIVED:
+                continue
+            key = to_camel(name)
+            if key in found:
+                raise RuntimeError(f"two settings are both {key!r}")
+            found[key] = Setting(key, name, section, model)
+    return found
+
+
+SETTINGS = _settings()
+"""Every key of the file, generated from the models that declare the settings."""
+FIELDS = {setting.name: key for key, setting in SETTINGS.items()}
+"""snake_case name -> camelCase key."""
+_ALIASES = {"policy": "quantitativePolicy"}
 
 
 @dataclass(frozen=True)
@@ -130,73 +146,91 @@ class Loaded:
 
     config: FabricConfig
     warnings: tuple[str, ...] = ()
-    sources: dict[str, str] = field(default_factory=dict)
-    """For each setting (camelCase): ``default``, ``file`` or ``clamped``."""
+    sources: dict[str, Source] = field(default_factory=lambda: dict.fromkeys(SETTINGS, "default"))
+    """For each setting (camelCase): ``default``, ``file``, ``clamped`` or ``argument``."""
+
+
+def setting_for(key: str) -> Setting | None:
+    """The setting a file key names: camelCase, snake_case or an alias."""
+    key = _ALIASES.get(key, key)
+    return SETTINGS.get(key) or SETTINGS.get(FIELDS.get(key, ""))
 
 
 def parse(raw: Any, where: str = "config.json") -> Loaded:
     """Validate a config mapping key by key: a bad key falls back to its default."""
-    warnings: list[str] = []
-    sources = dict.fromkeys(FIELDS.values(), "default")
     if not isinstance(raw, dict):
         return Loaded(
-            FabricConfig(), (f"{where}: the top level must be an object; using defaults",), sources
+            FabricConfig(), (f"{where}: the top level must be an object; using defaults",)
         )
-    values: dict[str, Any] = {}
+    warnings: list[str] = []
+    sources: dict[str, Source] = dict.fromkeys(SETTINGS, "default")
+    values: dict[str | None, dict[str, Any]] = {None: {}, **{s: {} for s in SECTIONS}}
     for key, value in raw.items():
         if key in DEPRECATED:
             warnings.append(f"{where}: {key} is deprecated and has no effect; remove it")
             continue
-        name = _field_name(key)
-        if name is None:
-            known = ", ".join(sorted(FIELDS.values()))
-            warnings.append(f"{where}: unknown key {key!r} ignored (known: {known})")
+        setting = setting_for(key)
+        if setting is None:
+            near = difflib.get_close_matches(str(key), SETTINGS, n=1)
+            hint = f"did you mean {near[0]!r}?" if near else "known: " + ", ".join(sorted(SETTINGS))
+            warnings.append(f"{where}: unknown key {key!r} ignored ({hint})")
             continue
-        value, note = _clamp(name, value)
+        value, note = _clamp(setting, value)
         if note:
             warnings.append(f"{where}: {note}")
         try:
-            FabricConfig.model_validate({name: value})
+            setting.model.model_validate({setting.name: value}, strict=True)
         except ValidationError as exc:
             problem = exc.errors()[0]["msg"]
             warnings.append(
                 f"{where}: {key}={json.dumps(value)[:60]} is invalid ({problem}); using the default"
             )
             continue
-        values[name] = value
-        sources[FIELDS[name]] = "clamped" if note else "file"
-    return Loaded(FabricConfig.model_validate(values), tuple(warnings), sources)
+        values[setting.section][setting.name] = value
+        sources[setting.key] = "clamped" if note else "file"
+    parts = {s: model.model_validate(values[s], strict=True) for s, model in SECTIONS.items()}
+    config = FabricConfig.model_validate({**values[None], **parts}, strict=True)
+    return Loaded(config, tuple(warnings), sources)
 
 
-def _field_name(key: str) -> str | None:
-    if key in FIELDS:
-        return key
-    if key == "policy":
-        return "quantitative_policy"
-    for name, camel in FIELDS.items():
-        if camel == key:
-            return name
-    return None
-
-
-def _clamp(name: str, value: Any) -> tuple[Any, str | None]:
-    bounds = _CLAMPS.get(name)
-    if bounds is None or isinstance(value, bool) or not isinstance(value, int | float):
+def _clamp(setting: Setting, value: Any) -> tuple[Any, str | None]:
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return value, None
-    low, high = bounds
-    if low <= value <= high:
+    low, high = setting.bounds()
+    if (low is None or value >= low) and (high is None or value <= high):
         return value, None
-    clamped = min(max(value, low), high)
+    clamped: float = value
+    if low is not None:
+        clamped = max(clamped, low)
+    if high is not None:
+        clamped = min(clamped, high)
     if isinstance(value, int) and float(clamped).is_integer():
         clamped = int(clamped)
-    return (
-        clamped,
-        f"{FIELDS[name]} {value} is outside {_num(low)}..{_num(high)}; using {_num(clamped)}",
-    )
+    span = f"{_num(low) if low is not None else '..'}..{_num(high) if high is not None else ''}"
+    return clamped, f"{setting.key} {value} is outside {span}; using {_num(clamped)}"
 
 
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def overlay(base: Loaded, **given: BaseModel | str | None) -> Loaded:
+    """``base`` with the settings given as arguments on top: of a part's model (``limits=``,
+    ``boundary=``, ``analysis=``) only the fields that were set apply (``Limits()`` sets
+    none, so the file's values stay); ``isolation=`` applies when not None."""
+    config, sources = base.config, dict(base.sources)
+    update: dict[str, Any] = {}
+    for section, part in given.items():
+        if part is None:
+            continue
+        if isinstance(part, BaseModel):
+            chosen = {n: getattr(part, n) for n in part.model_fields_set}
+            update[section] = getattr(config, section).model_copy(update=chosen)
+            sources.update({to_camel(n): "argument" for n in chosen if to_camel(n) in SETTINGS})
+        else:
+            update[section] = part
+            sources[to_camel(section)] = "argument"
+    return Loaded(config.model_copy(update=update), base.warnings, sources)
 
 
 class ConfigFile:
@@ -205,7 +239,7 @@ class ConfigFile:
     def __init__(self, workspace: Path) -> None:
         self.path = workspace / ".fabric" / "config.json"
         self._stamp: tuple[int, int] | None = None
-        self._loaded = Loaded(FabricConfig(), (), dict.fromkeys(FIELDS.values(), "default"))
+        self._loaded = Loaded(FabricConfig())
         self.current()
 
     def current(self) -> Loaded:
@@ -223,7 +257,7 @@ class ConfigFile:
             return self._loaded
         self._stamp = stamp
         if stamp is None:
-            self._loaded = Loaded(FabricConfig(), (), dict.fromkeys(FIELDS.values(), "default"))
+            self._loaded = Loaded(FabricConfig())
             return self._loaded
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
@@ -231,7 +265,6 @@ class ConfigFile:
             self._loaded = Loaded(
                 FabricConfig(),
                 (f"{self.path} is not valid JSON ({exc}); using defaults until it is fixed",),
-                dict.fromkeys(FIELDS.values(), "default"),
             )
             return self._loaded
         self._loaded = parse(raw, str(self.path))

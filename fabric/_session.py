@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from analyzer import Analysis, EffectsTable, Options, analyze
-from fabric._config import ConfigFile, Loaded
+from fabric._config import ConfigFile, Loaded, overlay
 from fabric._context import ContextTools, register_context_tools
 from fabric._errors import ConfigError, FabricClosed
 from fabric._events import Counters, Events
@@ -129,24 +129,32 @@ class Fabric:
     def _apply(self, loaded: Loaded) -> None:
         """Take the settings of ``loaded``, under the ones passed to the constructor."""
         self._analyses = {}
-        config = self.config = loaded.config
         explicit = self._explicit
-        boundary = explicit.boundary or config.boundary()
+        loaded = overlay(
+            loaded,
+            limits=explicit.limits,
+            boundary=explicit.boundary,
+            analysis=explicit.analysis,
+            isolation=explicit.isolation,
+        )
+        config = self.config = loaded.config
+        self.sources = loaded.sources
+        """Where each setting came from: ``default``, ``file``, ``clamped`` or ``argument``."""
+        boundary = config.boundary
         caps = config.quantitative_policy
         tighter = [c for c in (caps.max_bytes, caps.max_characters, caps.max_tokens * 4) if c]
-        if tighter and explicit.boundary is None:
+        if tighter and loaded.sources["readOffloadThreshold"] != "argument":
             threshold = min(boundary.read_offload_threshold, *tighter)
             boundary = boundary.model_copy(update={"read_offload_threshold": max(256, threshold)})
         self.boundary.config = boundary
-        self.limits = explicit.limits or config.limits()
-        self.isolation: Isolation = explicit.isolation or config.isolation
-        options = explicit.analysis or config.analysis()
-        self.analysis_options = options.model_copy(
+        self.limits = config.limits
+        self.isolation: Isolation = config.isolation
+        self.analysis_options = config.analysis.model_copy(
             update={"read_bytes": boundary.read_offload_threshold}
         )
         rows = list(config.effects) + explicit.effects
         self.effects, effect_warnings = EffectsTable.default().extended(rows)
-        self._config_warnings = [*loaded.warnings, *boundary.warnings, *effect_warnings]
+        self._config_warnings = [*loaded.warnings, *effect_warnings]
         if self.boundary.store is not None and self._own_store:
             self.boundary.store.ttl_ms = config.store_ttl_ms
             self.boundary.store.max_bytes = config.store_max_bytes
@@ -376,7 +384,7 @@ class Fabric:
             failure = [self.events.failure] if self.events.failure else []
             report["settings_warnings"] = self.warnings + failure
             report["lifetime"] = self.events.lifetime()
-            report["settings"] = self.config.model_dump(by_alias=True, mode="json")
+            report["settings"] = self.config.flat()
         return report
 
     async def summarize(

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
         stop_if_requested,
         stop_requested,
     )
-    from runtime.worker import NAMESPACES
 
 _EXPORTS = {
     "ProviderCallError": "runtime._errors",
@@ -47,7 +46,6 @@ _EXPORTS = {
     "SandboxClosed": "runtime._errors",
     "SandboxError": "runtime._errors",
     "SandboxUnavailable": "runtime._errors",
-    "NAMESPACES": "runtime.worker",
     "ProviderHost": "runtime._execution",
     "ISOLATIONS": "runtime._isolation",
     "DoctorReport": "runtime._isolation",
@@ -77,7 +75,6 @@ _EXPORTS = {
 __all__ = [
     "ISOLATIONS",
     "MAX_RUNNING",
-    "NAMESPACES",
     "CallRecord",
     "CallStopped",
     "CompileIssue",

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from contract import NAMESPACES
 from runtime._errors import ProviderCallError
 from runtime._models import (
     CallRecord,
@@ -43,7 +44,7 @@ from runtime._transfer import (
     validated,
     validated_off_loop,
 )
-from runtime.worker import NAMESPACES, _wire, compile_snippet
+from runtime.worker import _wire, compile_snippet
 
 _MAX_FRAME_SLACK = 64 * 1024
 _CALLS_LOGGED = 20

@@ -16,7 +16,7 @@ class Limits(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    timeout_s: float = Field(30.0, gt=0, le=3600)
+    timeout_s: float = Field(30.0, ge=0.1, le=3600)
     """Wall-clock seconds before the worker is killed."""
     memory_mb: int = Field(512, ge=16, le=65536)
     """Address space the snippet may add to the worker, in MiB."""

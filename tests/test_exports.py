@@ -54,3 +54,15 @@ def test_analyzer_exports_and_imports_nothing_of_fabric() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_contract_exports_and_imports_only_the_standard_library() -> None:
+    """contract's names resolve; it imports no other package of ours and nothing installed."""
+    code = (
+        "import sys, contract\n"
+        "assert all(getattr(contract, n) is not None for n in contract.__all__)\n"
+        "ours = ('runtime', 'fabric', 'store', 'analyzer', 'pydantic', 'libcst', 'RestrictedPython')\n"
+        "print([m for m in ours if m in sys.modules])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

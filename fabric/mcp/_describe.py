@@ -3,6 +3,7 @@ the provider registry so it always lists what exists."""
 
 from __future__ import annotations
 
+from contract import MODULES, REFUSED_BUILTINS
 from fabric.providers import ProviderRegistry
 
 DESCRIPTION_TOKENS = 900
@@ -16,8 +17,13 @@ def exec_description(registry: ProviderRegistry, threshold: int) -> str:
         "snippet is the body of an async function: use `await` at top level, "
         "`asyncio.gather(...)` for concurrency, and `return` a value (else the last "
         "expression is returned). Compute what you need inside the snippet (filter, count, "
-        "slice, summarize) and return only that. Imports: json, re, math, statistics, "
-        "itertools, functools, collections, heapq, asyncio, datetime, base64, textwrap. "
+        "slice, summarize) and return only that. Imports: "
+        + ", ".join(name for name in MODULES if name != "asyncio")
+        + ", and asyncio ("
+        + ", ".join(MODULES["asyncio"])
+        + "). Not there: "
+        + ", ".join(REFUSED_BUILTINS[:9])
+        + ". "
         "A failing call raises ToolError (.code, .message).",
         "",
         "Namespaces (all calls are async):",

@@ -18,8 +18,9 @@ from typing import Any, get_type_hints
 import jsonschema
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from contract import NAMESPACES
 from fabric._errors import RegistrationError
-from runtime import NAMESPACES, ProviderCallError
+from runtime import ProviderCallError
 
 ProviderFunc = Callable[..., Awaitable[Any]]
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*(?:\.[A-Za-z][A-Za-z0-9_]*)*$")

@@ -1,5 +1,5 @@
-"""The worker side of the sandbox: imports only the standard library, RestrictedPython and
-libseccomp's binding.
+"""The worker side of the sandbox: imports only the standard library, the contract,
+RestrictedPython and libseccomp's binding.
 
 ``python -m runtime.worker FD`` starts the zygote that forks one worker per execution.
 The host side lives in :mod:`runtime`; nothing here imports it.
@@ -10,13 +10,11 @@ from runtime.worker._errors import PolicyError, ToolError
 from runtime.worker._guards import Guards, SnippetClasses, make_guards
 from runtime.worker._policy import CompileProblem, compile_snippet
 from runtime.worker._probes import PROBES
-from runtime.worker._sandbox import NAMESPACES
 from runtime.worker._values import Admission
 from runtime.worker._wire import WireError
 
 __all__ = [
     "ISOLATION_MODES",
-    "NAMESPACES",
     "OPTIONAL_LAYERS",
     "PROBES",
     "Admission",

@@ -1,4 +1,4 @@
-"""The snippet's builtins: RestrictedPython's safe set, guarded iteration, a capped ``print``.
+"""The snippet's builtins, as the contract lists them: guarded iteration, a capped ``print``.
 
 Builtins that iterate their argument (``sorted``, ``min``, ``enumerate``, ``zip``...) do it
 through the iteration guard, so what they hand back holds only admitted items. ``type``,
@@ -12,67 +12,9 @@ import builtins
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from RestrictedPython.Guards import safe_builtins
-
+from contract import BUILTINS
 from runtime.worker._errors import PolicyError, ToolError
 from runtime.worker._guards import Guards
-
-_PLAIN_BUILTINS = (
-    "bytes",
-    "bytearray",
-    "dict",
-    "frozenset",
-    "list",
-    "set",
-    "tuple",
-    "str",
-    "int",
-    "float",
-    "bool",
-    "next",
-    "iter",
-    "super",
-    "property",
-    "staticmethod",
-    "classmethod",
-    "object",
-    "format",
-    "ascii",
-    "bin",
-    "NotImplemented",
-    "StopAsyncIteration",
-    "RecursionError",
-    "TimeoutError",
-    "ConnectionError",
-    "PermissionError",
-    "FileNotFoundError",
-    "ExceptionGroup",
-    "BaseExceptionGroup",
-)
-REFUSED = frozenset(
-    {
-        "type",
-        "getattr",
-        "setattr",
-        "delattr",
-        "hasattr",
-        "open",
-        "eval",
-        "exec",
-        "compile",
-        "globals",
-        "locals",
-        "vars",
-        "dir",
-        "__import__",
-        "breakpoint",
-        "input",
-        "memoryview",
-        "help",
-        "exit",
-        "quit",
-    }
-)
 
 
 def _named(wrapper: Callable[..., Any], original: Callable[..., Any]) -> Callable[..., Any]:
@@ -134,18 +76,14 @@ def guarded_builtins(guards: Guards) -> dict[str, Callable[..., Any]]:
 def build_builtins(
     print_fn: Callable[..., None], import_fn: Callable[..., Any], guards: Guards
 ) -> dict[str, Any]:
-    """The snippet's builtins table."""
-    table: dict[str, Any] = {
-        k: v for k, v in safe_builtins.items() if k not in REFUSED and not k.startswith("_")
+    """The snippet's builtins table: exactly the contract's ``BUILTINS``, the iterating ones
+    guarded, plus what compiled code calls behind the scenes."""
+    own: dict[str, Any] = {
+        **guarded_builtins(guards),
+        "print": print_fn,
+        "ToolError": ToolError,
+        "PolicyError": PolicyError,
     }
-    table["__build_class__"] = builtins.__build_class__
-    for name in _PLAIN_BUILTINS:
-        table[name] = getattr(builtins, name)
-    table.update(guarded_builtins(guards))
-    table.update(
-        print=print_fn,
-        __import__=import_fn,
-        ToolError=ToolError,
-        PolicyError=PolicyError,
-    )
+    table = {name: own[name] if name in own else getattr(builtins, name) for name in BUILTINS}
+    table.update(__build_class__=builtins.__build_class__, __import__=import_fn)
     return table

@@ -1,10 +1,10 @@
 """The import allowlist: each allowed module reaches the snippet as a facade.
 
 A facade is not a module. It exposes only the vetted public functions, classes and
-constants listed below; anything else (``uuid.os``, ``json.codecs``, ``datetime.sys``, a
-helper imported from elsewhere) is refused with an error that lists what exists.
-``asyncio`` is rebuilt from small wrappers so no task, future or event loop ever reaches
-the snippet.
+constants the contract lists (``contract.MODULES``); anything else (``uuid.os``,
+``json.codecs``, ``datetime.sys``, a helper imported from elsewhere) is refused with an error
+that lists what exists. ``asyncio`` is rebuilt from small wrappers so no task, future or event
+loop ever reaches the snippet.
 """
 
 from __future__ import annotations
@@ -32,182 +32,12 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
+from contract import MODULES, NEVER
 from runtime.worker import _audit
 
-VETTED: dict[str, tuple[str, ...]] = {
-    "json": ("loads", "dumps", "JSONDecodeError"),
-    "re": (
-        "compile",
-        "search",
-        "match",
-        "fullmatch",
-        "findall",
-        "finditer",
-        "sub",
-        "subn",
-        "split",
-        "escape",
-        "error",
-        "Pattern",
-        "Match",
-        "IGNORECASE",
-        "I",
-        "MULTILINE",
-        "M",
-        "DOTALL",
-        "S",
-        "VERBOSE",
-        "X",
-        "ASCII",
-        "A",
-    ),
-    "math": tuple(n for n in dir(math) if not n.startswith("_")),
-    "statistics": (
-        "mean",
-        "fmean",
-        "geometric_mean",
-        "harmonic_mean",
-        "median",
-        "median_low",
-        "median_high",
-        "median_grouped",
-        "mode",
-        "multimode",
-        "quantiles",
-        "pstdev",
-        "pvariance",
-        "stdev",
-        "variance",
-        "covariance",
-        "correlation",
-        "linear_regression",
-        "NormalDist",
-        "StatisticsError",
-    ),
-    "itertools": (
-        "accumulate",
-        "chain",
-        "combinations",
-        "combinations_with_replacement",
-        "compress",
-        "count",
-        "cycle",
-        "dropwhile",
-        "filterfalse",
-        "groupby",
-        "islice",
-        "pairwise",
-        "permutations",
-        "product",
-        "repeat",
-        "starmap",
-        "takewhile",
-        "tee",
-        "zip_longest",
-    ),
-    "functools": ("reduce", "partial", "lru_cache", "cache", "cmp_to_key", "total_ordering"),
-    "collections": (
-        "Counter",
-        "OrderedDict",
-        "defaultdict",
-        "deque",
-        "namedtuple",
-        "ChainMap",
-    ),
-    "heapq": (
-        "heappush",
-        "heappop",
-        "heapify",
-        "heappushpop",
-        "heapreplace",
-        "nlargest",
-        "nsmallest",
-        "merge",
-    ),
-    "bisect": ("bisect", "bisect_left", "bisect_right", "insort", "insort_left", "insort_right"),
-    "datetime": ("date", "time", "datetime", "timedelta", "timezone", "MINYEAR", "MAXYEAR"),
-    "decimal": (
-        "Decimal",
-        "getcontext",
-        "localcontext",
-        "Context",
-        "InvalidOperation",
-        "DivisionByZero",
-        "ROUND_HALF_UP",
-        "ROUND_HALF_EVEN",
-        "ROUND_DOWN",
-        "ROUND_UP",
-        "ROUND_FLOOR",
-        "ROUND_CEILING",
-        "ROUND_HALF_DOWN",
-        "ROUND_05UP",
-    ),
-    "fractions": ("Fraction",),
-    "random": (
-        "random",
-        "randint",
-        "randrange",
-        "choice",
-        "choices",
-        "shuffle",
-        "sample",
-        "uniform",
-        "gauss",
-        "seed",
-        "Random",
-        "betavariate",
-        "expovariate",
-        "triangular",
-        "normalvariate",
-    ),
-    "textwrap": ("wrap", "fill", "shorten", "dedent", "indent", "TextWrapper"),
-    "difflib": (
-        "SequenceMatcher",
-        "Differ",
-        "unified_diff",
-        "context_diff",
-        "ndiff",
-        "get_close_matches",
-    ),
-    "base64": (
-        "b64encode",
-        "b64decode",
-        "urlsafe_b64encode",
-        "urlsafe_b64decode",
-        "b32encode",
-        "b32decode",
-        "b16encode",
-        "b16decode",
-        "standard_b64encode",
-        "standard_b64decode",
-    ),
-    "hashlib": (
-        "md5",
-        "sha1",
-        "sha224",
-        "sha256",
-        "sha384",
-        "sha512",
-        "blake2b",
-        "blake2s",
-        "sha3_256",
-        "sha3_512",
-        "new",
-        "algorithms_available",
-    ),
-    "uuid": (
-        "uuid3",
-        "uuid4",
-        "uuid5",
-        "UUID",
-        "NAMESPACE_DNS",
-        "NAMESPACE_URL",
-        "NAMESPACE_OID",
-        "NAMESPACE_X500",
-    ),
-}
-
-ALLOWED = (*sorted(VETTED), "asyncio")
+VETTED: dict[str, tuple[str, ...]] = {m: names for m, names in MODULES.items() if m != "asyncio"}
+"""Modules whose facade exposes their own vetted names (``asyncio``'s is rebuilt below)."""
+ALLOWED = tuple(sorted(MODULES))
 
 # The imports above preload every vetted module in the parent that forks workers, so an
 # import in a snippet costs nothing.
@@ -299,18 +129,16 @@ async def _await(aw: Awaitable[Any]) -> Any:
 
 
 def _asyncio_facade() -> Facade:
-    return Facade(
-        "asyncio",
-        {
-            "gather": _gather,
-            "sleep": _sleep,
-            "wait_for": _wait_for,
-            "timeout": TimeoutScope,
-            "as_completed": _as_completed,
-            "TimeoutError": TimeoutError,
-            "CancelledError": asyncio.CancelledError,
-        },
-    )
+    made: dict[str, Any] = {
+        "gather": _gather,
+        "sleep": _sleep,
+        "wait_for": _wait_for,
+        "timeout": TimeoutScope,
+        "as_completed": _as_completed,
+        "TimeoutError": TimeoutError,
+        "CancelledError": asyncio.CancelledError,
+    }
+    return Facade("asyncio", {name: made[name] for name in MODULES["asyncio"]})
 
 
 class Adoption:
@@ -398,7 +226,8 @@ def make_import(facades: dict[str, Facade]) -> Any:
             raise ImportError("relative imports are not available in snippets")
         root = name.split(".")[0]
         if root not in facades:
-            raise ImportError(f"import of {name!r} is not allowed; allowed modules: {allowed}")
+            why = f" ({NEVER[root]})" if root in NEVER else ""
+            raise ImportError(f"import of {name!r} is not allowed{why}; allowed modules: {allowed}")
         if "." in name:
             raise ImportError(f"import of {name!r} is not allowed; import {root!r} instead")
         facade = facades[root]

@@ -25,6 +25,7 @@ import time
 from types import CodeType, CoroutineType
 from typing import Any, NoReturn
 
+from contract import NAMESPACES
 from runtime.worker import _audit, _probes, _results, _wire
 from runtime.worker._builtins import build_builtins
 from runtime.worker._channel import Channel, HostLink, Namespace, ProviderFunction
@@ -45,7 +46,6 @@ from runtime.worker._policy import MAIN, CompileProblem, compile_snippet
 from runtime.worker._results import encode_result, exception_error
 from runtime.worker._values import Admission
 
-NAMESPACES = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
 MAX_EXEC_MESSAGE = 64 * 1024 * 1024
 _REQUEST_BUFFER = 64 * 1024
 

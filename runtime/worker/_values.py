@@ -25,6 +25,7 @@ import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from contract import MODULES
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
 from runtime.worker._policy import FILENAME
@@ -113,33 +114,17 @@ _BUILTIN_INSTANCES = frozenset(
 
 _VETTED_MODULES = frozenset(
     {
-        "json",
+        *(name for name in MODULES if name != "asyncio"),  # its facade is rebuilt: no loop types
         "json.decoder",
         "json.encoder",
         "_json",
-        "re",
         "_sre",
         "re._parser",
-        "math",
-        "statistics",
-        "itertools",
-        "functools",
         "_functools",
-        "collections",
         "_collections",
-        "heapq",
-        "bisect",
-        "datetime",
         "_datetime",
-        "decimal",
         "_decimal",
-        "fractions",
-        "random",
         "_random",
-        "textwrap",
-        "difflib",
-        "base64",
-        "hashlib",
         "_hashlib",
         "_blake2",
         "_sha1",
@@ -147,12 +132,12 @@ _VETTED_MODULES = frozenset(
         "_sha512",
         "_sha3",
         "_md5",
-        "uuid",
         "numbers",
         "time",
     }
 )
-"""Modules (and the C modules behind them) whose classes' instances snippets may hold
+"""The contract's modules and the C modules behind them, whose classes' instances snippets
+may hold
 (``time`` for the ``struct_time`` that ``datetime.timetuple()`` returns)."""
 
 STATIC_METHODS = (str.maketrans, bytes.maketrans, bytearray.maketrans)

@@ -71,7 +71,19 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("chained methods", R + 'return r.strip().lower().replace("x", "y")', "RAW", False),
     ("values", L + "return rows.values()", "RAW", False),
     ("items", L + "return rows.items()", "RAW", False),
-    ("copy.copy", "import copy\n" + L + "return copy.copy(rows)", "RAW", False),
+    ("textwrap.dedent", "import textwrap\n" + R + "return textwrap.dedent(r)", "RAW", False),
+    (
+        "a module the sandbox refuses",
+        "import copy\n" + L + "return copy.copy(rows)",
+        "UNKNOWN",
+        False,
+    ),
+    (
+        "an allowed module not modelled",
+        "import hashlib\n" + R + "return hashlib.md5(r)",
+        "UNKNOWN",
+        False,
+    ),
     ("json.loads", "import json\n" + R + "return json.loads(r)", "RAW", False),
     # -- encoders -----------------------------------------------------------------------
     ("json.dumps", "import json\n" + R + "return json.dumps(r)", "ENCODED", False),

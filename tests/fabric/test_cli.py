@@ -105,3 +105,18 @@ def test_settings_lists_the_isolation_layers(tmp_path: Path) -> None:
     done = fabric("settings", "--json", "--workspace", str(tmp_path))
     layers = json.loads(done.stdout)["layers"]
     assert any(layer["name"] == "seccomp" and layer["active"] for layer in layers)
+
+
+def test_exec_takes_its_limits_and_warnings_from_the_config_file(tmp_path: Path) -> None:
+    """Without --timeout the file's timeoutS applies; a bad key is warned on stderr and in
+    the JSON result's warnings; --timeout wins over the file."""
+    (tmp_path / ".fabric").mkdir()
+    (tmp_path / ".fabric" / "config.json").write_text('{"timeoutS": 1, "timeoutSec": 9}')
+    code = "import asyncio\nawait asyncio.sleep(2.5)\nreturn 'slept'"
+    done = fabric("exec", "--workspace", str(tmp_path), "-", stdin=code)
+    assert done.returncode == 1 and "1 s wall-clock limit" in done.stdout
+    assert "unknown key 'timeoutSec'" in done.stderr and "did you mean 'timeoutS'" in done.stderr
+    done = fabric("exec", "--workspace", str(tmp_path), "--json", "-", stdin=code)
+    assert any("timeoutSec" in w for w in json.loads(done.stdout)["warnings"])
+    done = fabric("exec", "--workspace", str(tmp_path), "--timeout", "10", "-", stdin=code)
+    assert done.returncode == 0 and done.stdout.strip() == "slept"

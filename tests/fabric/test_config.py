@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fabric import Fabric
-from fabric._config import DEPRECATED, FIELDS, ConfigFile, FabricConfig, parse
+from fabric._config import DEPRECATED, SETTINGS, ConfigFile, FabricConfig, parse
 
 DEFAULTS: dict[str, Any] = {
     "enabled": True,
@@ -35,6 +35,10 @@ DEFAULTS: dict[str, Any] = {
     "timeoutS": 30.0,
     "memoryMb": 512,
     "outputBytes": 65536,
+    "maxResultBytes": 32 * 1024 * 1024,
+    "maxCalls": 2000,
+    "maxConcurrentCalls": 64,
+    "redactSecrets": True,
     "effects": [],
     "model": None,
 }
@@ -61,14 +65,18 @@ CASES: dict[str, tuple[Any, tuple[Any, Any] | None, Any]] = {
     "timeoutS": (5.0, (100_000, 3600), "x"),
     "memoryMb": (256, (1, 16), "x"),
     "outputBytes": (1024, (-1, 0), "x"),
+    "maxResultBytes": (1_000_000, (10, 1024), "x"),
+    "maxCalls": (100, (2_000_000, 1_000_000), 1.5),
+    "maxConcurrentCalls": (8, (0, 1), "8"),
+    "redactSecrets": (False, None, "no"),
     "effects": ([{"match": "tools.x", "effect": "scalar"}], None, "rows"),
     "model": ({"baseUrl": "http://127.0.0.1:9/v1", "model": "m"}, None, {"model": "m"}),
 }
 
 
 def test_every_key_has_its_reference_default() -> None:
-    assert FabricConfig().model_dump(by_alias=True, mode="json") == DEFAULTS
-    assert set(CASES) == set(DEFAULTS) == set(FIELDS.values())
+    assert FabricConfig().flat() == DEFAULTS
+    assert set(CASES) == set(DEFAULTS) == set(SETTINGS)
 
 
 @pytest.mark.parametrize("key", sorted(CASES))
@@ -76,22 +84,22 @@ def test_each_key_overrides_clamps_and_rejects_bad_types(key: str) -> None:
     valid, clamp, wrong = CASES[key]
     loaded = parse({key: valid})
     assert loaded.warnings == () and loaded.sources[key] == "file"
-    assert loaded.config.model_dump(by_alias=True, mode="json")[key] == (
+    assert loaded.config.flat()[key] == (
         {**(DEFAULTS[key] or {"apiKeyEnv": None}), **valid} if isinstance(valid, dict) else valid
     )
     if clamp is not None:
         given, expected = clamp
         clamped = parse({key: given})
-        assert clamped.config.model_dump(by_alias=True)[key] == expected
+        assert clamped.config.flat()[key] == expected
         assert clamped.sources[key] == "clamped" and "outside" in clamped.warnings[0]
     bad = parse({key: wrong})
-    assert bad.config.model_dump(by_alias=True, mode="json")[key] == DEFAULTS[key]
+    assert bad.config.flat()[key] == DEFAULTS[key]
     assert len(bad.warnings) == 1 and "using the default" in bad.warnings[0]
 
 
 def test_snake_case_and_the_policy_alias() -> None:
     loaded = parse({"read_offload_threshold": 9000, "policy": {"maxTokens": 100}})
-    assert loaded.config.read_offload_threshold == 9000
+    assert loaded.config.boundary.read_offload_threshold == 9000
     assert loaded.config.quantitative_policy.max_tokens == 100 and loaded.warnings == ()
 
 
@@ -122,11 +130,11 @@ def test_broken_json_loads_defaults_with_a_warning(tmp_path: Path) -> None:
 def test_the_file_is_reread_when_it_changes(tmp_path: Path) -> None:
     path = write(tmp_path, '{"maxReturnTokens": 100}')
     config_file = ConfigFile(tmp_path)
-    assert config_file.current().config.max_return_tokens == 100
+    assert config_file.current().config.analysis.max_return_tokens == 100
     path.write_text('{"maxReturnTokens": 200, "strict": true}')
     os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
     assert config_file.changed()
-    assert config_file.current().config.max_return_tokens == 200
+    assert config_file.current().config.analysis.max_return_tokens == 200
     path.unlink()
     assert config_file.current().config == FabricConfig()
 
@@ -167,3 +175,47 @@ async def test_notify_on_start_logs_the_effective_settings(
         async with Fabric(tmp_path, spares=0):
             pass
     assert any("offload above 5000 bytes" in r.getMessage() for r in caplog.records)
+
+
+def test_each_setting_is_declared_once_by_the_model_that_uses_it() -> None:
+    """The file's keys are generated from the part models' fields; their bounds are the
+    models' own, so clamping to them yields a value the model accepts."""
+    for key, setting in SETTINGS.items():
+        low, high = setting.bounds()
+        for edge in (low, high):
+            if edge is not None:
+                value = (
+                    int(edge)
+                    if setting.model.model_fields[setting.name].annotation is int
+                    else edge
+                )
+                setting.model.model_validate({setting.name: value})
+        assert key in DEFAULTS
+
+
+async def test_arguments_override_only_what_they_set(tmp_path: Path) -> None:
+    """``Limits()`` sets nothing, so the file's values stay; ``Limits(timeout_s=5)`` sets the
+    timeout alone, and the file's memory limit still applies."""
+    from fabric import Limits
+
+    write(tmp_path, json.dumps({"timeoutS": 2, "memoryMb": 256, "maxCalls": 7}))
+    async with Fabric(tmp_path, limits=Limits(), spares=0) as fab:
+        assert (fab.limits.timeout_s, fab.limits.memory_mb, fab.limits.max_calls) == (2, 256, 7)
+        assert fab.sources["timeoutS"] == "file"
+    async with Fabric(tmp_path, limits=Limits(timeout_s=5), spares=0) as fab:
+        assert (fab.limits.timeout_s, fab.limits.memory_mb) == (5, 256)
+        assert fab.sources["timeoutS"] == "argument" and fab.sources["memoryMb"] == "file"
+
+
+async def test_the_files_time_limit_applies_to_a_run(tmp_path: Path) -> None:
+    write(tmp_path, json.dumps({"timeoutS": 1}))
+    async with Fabric(tmp_path, spares=0) as fab:
+        result = await fab.exec("import asyncio\nawait asyncio.sleep(2.5)\nreturn 1")
+    assert result.error is not None and result.error.kind == "timeout"
+
+
+def test_the_readme_shows_every_setting_with_its_default() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### `.fabric/config.json`") :]
+    block = section[section.index("```json") + len("```json") : section.index("```\n", 10)]
+    assert json.loads(block) == FabricConfig().flat()

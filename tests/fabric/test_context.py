@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from fabric import Fabric, Limits
 from runtime.boundary import BoundaryConfig
@@ -112,10 +113,17 @@ def test_fabric_exec_prints_the_offload_notice(workspace: Path) -> None:
 
 
 async def test_clamped_settings_are_reported(tmp_path: Path) -> None:
-    config = BoundaryConfig.model_validate({"offloadPreviewBytes": 99_999})
-    async with Fabric(workspace=tmp_path, boundary=config, spares=0) as fab:
+    """A file value out of bounds is clamped and warned; the same value passed from Python
+    is refused, naming the field and its bound."""
+    (tmp_path / ".fabric").mkdir()
+    (tmp_path / ".fabric" / "config.json").write_text('{"offloadPreviewBytes": 99999}')
+    async with Fabric(workspace=tmp_path, spares=0) as fab:
         assert fab.boundary.config.offload_preview_bytes == 4096
-        assert fab.warnings == ["offloadPreviewBytes 99999 is outside 256..4096; using 4096"]
+        assert len(fab.warnings) == 1
+        assert "offloadPreviewBytes 99999 is outside 256..4096; using 4096" in fab.warnings[0]
+    with pytest.raises(ValidationError) as caught:
+        BoundaryConfig(offload_preview_bytes=99_999)
+    assert "offload_preview_bytes" in str(caught.value) and "4096" in str(caught.value)
 
 
 def test_fabric_exec_policy_and_format_flags(workspace: Path) -> None:

@@ -1,0 +1,21 @@
+"""Fabric's contracts, declared once: what a snippet may name.
+
+Standard library only, so every package imports it, the sandbox's worker included. The
+sandbox, the analyzer, the MCP description and the README are built from or checked
+against these tables.
+"""
+
+from __future__ import annotations
+
+from contract._docs import readme_block, readme_lists
+from contract._snippet import BUILTINS, MODULES, NAMESPACES, NEVER, REFUSED_BUILTINS
+
+__all__ = [
+    "BUILTINS",
+    "MODULES",
+    "NAMESPACES",
+    "NEVER",
+    "REFUSED_BUILTINS",
+    "readme_block",
+    "readme_lists",
+]
