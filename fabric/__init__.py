@@ -7,11 +7,13 @@ small, governed result.
 
 from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
 from fabric._session import Fabric
+from fabric._translate import ErrorPayload, error_payload
 from fabric.providers import Provider, ProviderRegistry, Workspace
 from runtime import ExecError, ExecResult, Limits, ProviderCallError, Timings
 
 __all__ = [
     "ConfigError",
+    "ErrorPayload",
     "ExecError",
     "ExecResult",
     "Fabric",
@@ -24,6 +26,7 @@ __all__ = [
     "RegistrationError",
     "Timings",
     "Workspace",
+    "error_payload",
 ]
 
 __version__ = "0.1.0"

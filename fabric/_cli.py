@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from rich.console import Console
 
 from fabric import __version__, _cli_check, _cli_context, _cli_doctor, _cli_read, _cli_store
-from fabric._errors import FabricError
+from fabric._cli_common import report
+from fabric._errors import ConfigError
 from fabric._session import Fabric
-from runtime import SandboxError
 from runtime.boundary import RESULT_FORMATS, RESULT_POLICIES
 
 _err = Console(stderr=True, highlight=False)
@@ -32,13 +34,35 @@ def _read_code(source: str) -> str:
         with open(source, encoding="utf-8") as f:
             return f.read()
     except OSError as exc:
-        raise FabricError(f"cannot read snippet file {source!r}: {exc.strerror}") from None
+        raise ConfigError(f"cannot read snippet file {source!r}: {exc.strerror}") from None
     except UnicodeDecodeError:
-        raise FabricError(f"snippet file {source!r} is not UTF-8 text") from None
+        raise ConfigError(f"snippet file {source!r} is not UTF-8 text") from None
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a near flag suggested for one it does not know."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments:"):
+            known = sorted(_options(self))
+            for word in message.split(":", 1)[1].split():
+                near = difflib.get_close_matches(word.split("=")[0], known, n=1)
+                if word.startswith("-") and near:
+                    message += f" (did you mean {near[0]}?)"
+        super().error(message)
+
+
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    found = {o for action in parser._actions for o in action.option_strings}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _options(sub)
+    return found
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fabric", description="Code-mode runtime for LLM agents.")
+    parser = _Parser(prog="fabric", description="Code-mode runtime for LLM agents.")
     parser.add_argument("--version", action="version", version=f"fabric {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -173,11 +197,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cli_context.run(args, _read_code)
         if args.command in ("check", "explain"):
             return _cli_check.run(args, _read_code(args.source))
-    except (FabricError, SandboxError) as exc:
-        _err.print(f"[bold red]error:[/] {exc}", markup=True)
-        return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # one translation for every failure; no traceback for a user
+        return report(args, exc)
     return 2
 
 

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
 
 
 def subcommand(commands: Any, name: str, help: str) -> argparse.ArgumentParser:
@@ -12,3 +17,41 @@ def subcommand(commands: Any, name: str, help: str) -> argparse.ArgumentParser:
     parser.add_argument("--workspace", default=".", help="workspace folder (default: .)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     return parser
+
+
+FLAGS = {
+    "timeout": "--timeout",
+    "timeout_s": "--timeout",
+    "memory_mb": "--memory",
+    "max_tokens": "--max-tokens",
+    "max_matches": "--max-matches",
+    "json_path": "--json-path",
+    "ignore_case": "--ignore-case",
+    "offset": "--offset",
+    "length": "--length",
+    "query": "--query",
+    "context": "--context",
+    "mode": "--mode",
+}
+"""Parameter names as a terminal user types them, for error messages."""
+
+
+def report(args: argparse.Namespace, exc: BaseException) -> int:
+    """Print ``exc`` as the user sees it (``error_payload``); the exit status: 2 for a usage
+    mistake, else 1."""
+    from fabric._translate import error_payload
+
+    payload = error_payload(exc, FLAGS)
+    fail(args, payload.code, payload.message)
+    return 2 if payload.usage else 1
+
+
+def fail(args: argparse.Namespace, code: str, message: str) -> None:
+    """An error: JSON on stdout under ``--json``, else a line on stderr."""
+    if getattr(args, "json", False):
+        error = {"error": {"code": code, "message": message}}
+        sys.stdout.write(json.dumps(error, ensure_ascii=False) + "\n")
+    else:
+        Console(stderr=True, highlight=False).print(
+            f"[bold red]error ({code}):[/] {escape(message)}", markup=True
+        )

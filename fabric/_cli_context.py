@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from fabric._cli_common import subcommand
+from fabric._cli_common import fail, report, subcommand
 from fabric._config import SETTINGS, ConfigFile
 from fabric._events import Events
 from fabric._session import Fabric
@@ -57,15 +57,7 @@ def run(args: argparse.Namespace, read_code: Any) -> int:
     try:
         return int(_RUN[args.command](args, read_code))
     except StoreError as exc:
-        _fail(args, type(exc).__name__, str(exc))
-        return 1
-
-
-def _fail(args: argparse.Namespace, code: str, message: str) -> None:
-    if args.json:
-        sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}) + "\n")
-    else:
-        Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {message}")
+        return report(args, exc)
 
 
 def _print(args: argparse.Namespace, value: Any, text: str) -> None:
@@ -171,7 +163,7 @@ def _settings(args: argparse.Namespace, _: Any) -> int:
 def _clear(args: argparse.Namespace, _: Any) -> int:
     if not args.yes:
         if not sys.stdin.isatty():
-            _fail(args, "needs_confirmation", "`fabric clear` deletes stored results; pass --yes")
+            fail(args, "needs_confirmation", "`fabric clear` deletes stored results; pass --yes")
             return 1
         what = "stored results" + (" and remembered facts" if args.facts else "")
         if input(f"delete all {what}? [y/N] ").strip().lower() not in ("y", "yes"):
@@ -197,7 +189,7 @@ def _summarize(args: argparse.Namespace, read_code: Any) -> int:
     try:
         done = asyncio.run(go())
     except ProviderCallError as exc:
-        _fail(args, exc.code, exc.message)
+        fail(args, exc.code, exc.message)
         return 1
     _print(
         args,

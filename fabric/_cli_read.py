@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from rich.console import Console
-
+from fabric._cli_common import report
 from fabric._context import ContextTools
 from fabric.providers import Workspace
 from runtime import ReadError
@@ -34,7 +32,6 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    err = Console(stderr=True, highlight=False)
     try:
         with Store(args.workspace) as store:
             tools = ContextTools(Boundary(store), Workspace(args.workspace))
@@ -49,16 +46,8 @@ def run(args: argparse.Namespace) -> int:
                 context=args.context,
                 json_path=args.json_path,
             )
-    except ReadError as exc:
-        if args.json:
-            error = {"error": {"code": exc.code, "message": exc.message}}
-            sys.stdout.write(json.dumps(error, ensure_ascii=False) + "\n")
-        else:
-            err.print(f"[bold red]error ({exc.code}):[/] {exc.message}", markup=True)
-        return 1
-    except StoreError as exc:
-        err.print(f"[bold red]error:[/] {exc}", markup=True)
-        return 1
+    except (ReadError, StoreError) as exc:
+        return report(args, exc)
     if args.json:
         sys.stdout.write(found.model_dump_json(indent=2) + "\n")
     else:

@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from fabric._cli_common import subcommand
+from fabric._cli_common import report, subcommand
 from store import Entry, Store, StoreError
 
 _out = Console(highlight=False, soft_wrap=True)
@@ -47,11 +47,7 @@ def run(args: argparse.Namespace) -> int:
         with Store(args.workspace) as store:
             return _ACTIONS[args.store_command](store, args)
     except StoreError as exc:
-        if args.json:
-            _print_json({"error": {"type": type(exc).__name__, "message": str(exc)}})
-        else:
-            Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {exc}", markup=True)
-        return 1
+        return report(args, exc)
 
 
 def _list(store: Store, args: argparse.Namespace) -> int:

@@ -95,7 +95,7 @@ class ContextTools:
         try:
             stored = self.boundary.offload(data, key=key, args={"label": label} if label else None)
         except StoreError as exc:
-            raise ProviderCallError(str(exc), code="store_error") from None
+            raise ProviderCallError(str(exc), code=exc.code) from None
         entry = stored.entry
         self.on_event("offload", handle=entry.handle, bytes=entry.bytes, tokens=entry.tokens)
         return {
@@ -122,7 +122,7 @@ class ContextTools:
         if file is not None:
             return file
         message = str(store_error) if store_error else f"no stored entry or file named {ref!r}"
-        code = "not_found" if isinstance(store_error, NotFound | None) else "store_error"
+        code = "not_found" if isinstance(store_error, NotFound | None) else store_error.code
         raise ReadError(code, f"{message} (ctx.read also takes a workspace file path)")
 
     def _file(self, ref: str) -> Readable | None:

@@ -13,16 +13,24 @@ from __future__ import annotations
 
 
 class FabricError(Exception):
-    """Base class of fabric's exceptions."""
+    """Base class of fabric's exceptions; ``code`` names the kind for programs."""
+
+    code = "fabric_error"
 
 
 class ConfigError(FabricError):
     """An option or setting is invalid; the message names it and the fix."""
 
+    code = "bad_arguments"
+
 
 class RegistrationError(FabricError):
     """A provider cannot be registered as asked."""
 
+    code = "registration_error"
+
 
 class FabricClosed(FabricError):
     """The Fabric session was used after it was closed."""
+
+    code = "closed"

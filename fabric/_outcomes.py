@@ -47,7 +47,7 @@ def store_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return await func(*args, **kwargs)
         except StoreError as exc:
-            raise ProviderCallError(str(exc), code=type(exc).__name__) from None
+            raise ProviderCallError(str(exc), code=exc.code) from None
 
     return wrapped
 
@@ -64,14 +64,34 @@ def verdict_fields(analysis: Any) -> dict[str, Any]:
     }
 
 
-def disabled() -> ExecResult:
-    error = ExecError(
-        kind="policy",
-        type="Disabled",
-        message="Fabric is disabled for this workspace (enabled: false in .fabric/config.json)",
-        hint='set "enabled": true in .fabric/config.json to run snippets again',
+def refused(error: ExecError, analysis: Analysis | None = None) -> ExecResult:
+    """The result of a snippet that was not run, failing with ``error``."""
+    return ExecResult(
+        ok=False, text=render_error(error), error=error, timings=Timings(), analysis=analysis
     )
-    return ExecResult(ok=False, text=render_error(error), error=error, timings=Timings())
+
+
+def disabled() -> ExecResult:
+    return refused(
+        ExecError(
+            kind="policy",
+            type="Disabled",
+            message="Fabric is disabled for this workspace (enabled: false in .fabric/config.json)",
+            hint='set "enabled": true in .fabric/config.json to run snippets again',
+        )
+    )
+
+
+def empty_snippet() -> ExecResult:
+    """The result of a snippet with no code in it."""
+    return refused(
+        ExecError(
+            kind="syntax",
+            type="EmptySnippet",
+            message="the snippet is empty; nothing was run",
+            hint="send Python code that returns what you need, e.g. `return 1 + 1`",
+        )
+    )
 
 
 def blocked(diagnosis: Analysis) -> ExecResult:
@@ -86,6 +106,4 @@ def blocked(diagnosis: Analysis) -> ExecResult:
         column=first.column if first else None,
         hint=first.fix if first else None,
     )
-    return ExecResult(
-        ok=False, text=render_error(error), error=error, timings=Timings(), analysis=diagnosis
-    )
+    return refused(error, diagnosis)

@@ -24,10 +24,12 @@ from fabric._outcomes import (
     Watched,
     blocked,
     disabled,
+    empty_snippet,
     is_small,
     store_errors,
     verdict_fields,
 )
+from fabric._translate import describe
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import (
     ISOLATIONS,
@@ -213,6 +215,8 @@ class Fabric:
         self._refresh()
         if not self.config.enabled:
             return disabled()
+        if not code.strip():
+            return empty_snippet()
         await self._sandbox.set_isolation(self.isolation)
         limits = self.limits
         overrides = {
@@ -222,8 +226,7 @@ class Fabric:
             try:
                 limits = Limits.model_validate({**limits.model_dump(), **overrides})
             except ValidationError as exc:
-                first = exc.errors()[0]
-                raise ConfigError(f"{first['loc'][0]}: {first['msg']}") from None
+                raise ConfigError(describe(exc, {"timeout_s": "timeout"})) from None
         options = self._options(strict)
         if options.strict or options.block_unbounded_returns:
             diagnosis = await asyncio.to_thread(self.check, code, strict=strict)
@@ -431,10 +434,7 @@ class Fabric:
                 timeout_seconds=timeout_seconds,
             )
         except ValidationError as exc:
-            first = exc.errors()[0]
-            raise ProviderCallError(
-                f"{first['loc'][0]}: {first['msg']}", code="bad_arguments"
-            ) from None
+            raise ProviderCallError(describe(exc), code="bad_arguments") from None
         store = self.context.store
         if text is not None:
             entry = await asyncio.to_thread(

@@ -37,6 +37,8 @@ _stop: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
 class CallStopped(SandboxError):
     """Raised inside a provider's thread once the execution it served has ended."""
 
+    code = "stopped"
+
 
 async def run_sync(func: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
     """``func(*args, **kwargs)`` in a thread, asked to stop when this call is cancelled."""

@@ -17,11 +17,15 @@ from __future__ import annotations
 
 
 class StoreError(Exception):
-    """Base class of the store's exceptions."""
+    """Base class of the store's exceptions; ``code`` names the kind for programs."""
+
+    code = "store_error"
 
 
 class InvalidName(StoreError):
     """A handle, key or fact name is malformed or unsafe; the message shows the accepted form."""
+
+    code = "invalid_name"
 
     def __init__(self, message: str, *, name: str) -> None:
         super().__init__(message)
@@ -36,6 +40,8 @@ class NotFound(StoreError):
     when the store still remembers it, so the caller can make it again.
     """
 
+    code = "not_found"
+
     def __init__(self, message: str, *, ref: str, reason: str, source: str | None = None) -> None:
         super().__init__(message)
         self.ref = ref
@@ -46,6 +52,8 @@ class NotFound(StoreError):
 class IntegrityError(StoreError):
     """Stored bytes do not match their hash; they are never served, and are moved aside."""
 
+    code = "integrity_error"
+
     def __init__(self, message: str, *, ref: str, sha256: str) -> None:
         super().__init__(message)
         self.ref = ref
@@ -54,6 +62,8 @@ class IntegrityError(StoreError):
 
 class BudgetExceeded(StoreError):
     """What was asked does not fit: ``size`` bytes against a ``limit``."""
+
+    code = "budget_exceeded"
 
     def __init__(self, message: str, *, size: int, limit: int) -> None:
         super().__init__(message)
@@ -64,6 +74,10 @@ class BudgetExceeded(StoreError):
 class InvalidRequest(StoreError):
     """An argument is out of range or malformed (an offset, a query, a budget)."""
 
+    code = "invalid_request"
+
 
 class StoreUnavailable(StoreError):
     """The store cannot be read or written; the previous state on disk is intact."""
+
+    code = "store_unavailable"

@@ -153,8 +153,12 @@ class Facts:
         as many as fit in ``max_tokens``; a fact named exactly ``query`` comes first."""
         if not isinstance(query, str) or len(query) > 1000:
             raise InvalidRequest("a recall query must be text of at most 1000 characters")
-        if not isinstance(max_tokens, int) or max_tokens < 1 or not 1 <= limit <= 1000:
-            raise InvalidRequest("max_tokens must be >= 1 and limit between 1 and 1000")
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            raise InvalidRequest(
+                f"max_tokens must be a whole number of at least 1, not {max_tokens!r}"
+            )
+        if not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidRequest(f"limit must be a whole number from 1 to 1000, not {limit!r}")
         with self._db.read() as conn:
             rows = self._matching(conn, query, limit)
         facts: _Facts = []

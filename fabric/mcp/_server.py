@@ -18,16 +18,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as SdkToolError
 from mcp_types import CallToolResult, TextContent
+from pydantic import ValidationError
 
 from analyzer import Analysis
 from fabric import __version__
 from fabric._session import Fabric
+from fabric._translate import describe, error_payload
 from fabric.mcp._breaker import REFUSE_AT, WARN_AT, RepeatBreaker
 from fabric.mcp._describe import exec_description
 from fabric.mcp._http import HttpSettings, serve_http
-from runtime import ExecResult, ProviderCallError
-from store import StoreError
+from runtime import ExecResult
 
 log = logging.getLogger("fabric.mcp")
 HEARTBEAT_S = 1.0
@@ -48,7 +50,7 @@ class ToolSpec:
 
 def build_server(fab: Fabric) -> MCPServer:
     """An MCPServer exposing ``fab``'s tools."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = _Server(
         name="fabric", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
     )
     breaker = RepeatBreaker()
@@ -93,25 +95,37 @@ def _failure(code: str, message: str) -> CallToolResult:
 
 
 def _guarded(
-    run: Callable[..., Awaitable[CallToolResult]],
+    run: Callable[..., Awaitable[CallToolResult]], names: dict[str, str] | None = None
 ) -> Callable[..., Awaitable[CallToolResult]]:
-    """Turn what a tool raises into an error result; the server always survives."""
+    """Turn what a tool raises into an error result (``error_payload``, with ``names`` from
+    the session's parameter names to the tool's); the server always survives."""
 
     @functools.wraps(run)  # the SDK reads the tool's parameters through __wrapped__
     async def guarded(**kwargs: Any) -> CallToolResult:
         try:
             return await run(**kwargs)
-        except ProviderCallError as exc:
-            return _failure(exc.code, exc.message)
-        except StoreError as exc:
-            return _failure(type(exc).__name__, str(exc))
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:
-            log.exception("tool failed")
-            return _failure("internal", f"{type(exc).__name__}: {exc}")
+            payload = error_payload(exc, names)
+            return _failure(payload.code, payload.message)
 
     return guarded
+
+
+class _Server(MCPServer):
+    """The SDK's server, with arguments that fail the tool's schema answered like every other
+    bad argument: a ``bad_arguments`` error naming the field and what it takes."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except SdkToolError as exc:
+            if not isinstance(exc.__cause__, ValidationError):
+                raise
+            return _failure("bad_arguments", f"{name}: {describe(exc.__cause__)}")
 
 
 def _exec_structured(result: ExecResult, threshold: int) -> dict[str, Any]:
@@ -180,7 +194,7 @@ def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[C
         threshold = fab.boundary.config.read_offload_threshold
         return _reply(text, _exec_structured(result, threshold), error=not result.ok)
 
-    return _guarded(fabric_exec)
+    return _guarded(fabric_exec, {"timeout": "timeout_s"})
 
 
 async def _heartbeat(ctx: Context, started: float, calls: list[str]) -> None:

@@ -58,7 +58,7 @@ def test_unknown_handle_fails_with_the_reason(workspace: Path) -> None:
     as_json = json.loads(
         fabric("store", "show", "nope-12345678", "--workspace", str(workspace), "--json").stdout
     )
-    assert as_json["error"]["type"] == "NotFound"
+    assert as_json["error"]["code"] == "not_found"
 
 
 def test_gc_reports_and_clear_needs_confirmation(workspace: Path) -> None:

@@ -288,7 +288,9 @@ def refused(*flags: str, env: dict[str, str] | None = None) -> str:
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.7"])
 def test_a_non_loopback_address_without_a_token_refuses_to_start(host: str) -> None:
     message = refused("--http", "--host", host)
-    assert message.startswith(f"error: refusing to serve on --host {host} without a bearer token")
+    assert message.startswith(
+        f"error (bad_arguments): refusing to serve on --host {host} without a bearer token"
+    )
     assert "anyone who can reach that address could run code" in message
     assert "--token-env NAME" in message and "--host 127.0.0.1" in message
 
@@ -296,7 +298,7 @@ def test_a_non_loopback_address_without_a_token_refuses_to_start(host: str) -> N
 def test_an_unset_token_variable_refuses_to_start() -> None:
     message = refused("--http", "--token-env", TOKEN_ENV)
     assert message.startswith(
-        f"error: --token-env {TOKEN_ENV}: the environment variable {TOKEN_ENV} is not set;"
+        f"error (bad_arguments): --token-env {TOKEN_ENV}: the environment variable {TOKEN_ENV} is not set;"
     )
     assert f"export {TOKEN_ENV}=" in message
 
@@ -314,7 +316,9 @@ def test_a_token_a_header_cannot_carry_refuses_to_start() -> None:
 
 def test_http_flags_without_http_refuse_to_start() -> None:
     message = refused("--token-env", TOKEN_ENV)
-    assert message == "error: --token-env, --allow-host and --allow-origin need --http"
+    assert (
+        message == "error (bad_arguments): --token-env, --allow-host and --allow-origin need --http"
+    )
 
 
 @pytest.mark.parametrize(
@@ -330,5 +334,5 @@ def test_http_flags_without_http_refuse_to_start() -> None:
 )
 def test_a_malformed_flag_refuses_to_start_naming_it(flag: str, value: str, says: str) -> None:
     message = refused("--http", flag, value)
-    assert message.startswith(f"error: {flag} ")
+    assert message.startswith(f"error (bad_arguments): {flag} ")
     assert says in message

@@ -101,7 +101,7 @@ async def test_snippets_reach_the_memory_tools(fab: Fabric) -> None:
     bad = await fab.exec(
         'try:\n    await ctx.remember("../x", "y")\nexcept ToolError as e:\n    return e.code'
     )
-    assert bad.value == "InvalidName"
+    assert bad.value == "invalid_name"
 
 
 async def test_events_and_status(fab: Fabric, tmp_path: Path) -> None:

@@ -1,0 +1,131 @@
+"""One translation of errors into what a user sees: a code and a message that names the field
+or flag they typed, what it accepts, and nothing internal.
+
+The MCP server, the CLI and the providers snippets call all use :func:`error_payload`, so the
+same mistake reads the same everywhere (``timeout_s must be at least 0.1, not -1`` over MCP,
+``--timeout must be at least 0.1, not -1`` in a terminal).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from fabric._errors import ConfigError, FabricError
+from runtime import ProviderCallError, SandboxError
+from store import StoreError
+
+log = logging.getLogger("fabric")
+_KINDS = {
+    "int": "a whole number",
+    "float": "a number",
+    "bool": "true or false",
+    "string": "a string",
+    "dict": "an object",
+    "list": "a list",
+}
+
+
+@dataclass(frozen=True)
+class ErrorPayload:
+    """What a user sees of an error."""
+
+    code: str
+    """What programs match on: ``bad_arguments``, ``not_found``, ``invalid_regex``..."""
+    message: str
+    """What is wrong, in the user's own terms, and what to do."""
+    usage: bool
+    """The caller's mistake (a bad argument or flag), not a failure of the work."""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+def error_payload(exc: BaseException, names: Mapping[str, str] | None = None) -> ErrorPayload:
+    """``exc`` as a user sees it. ``names`` maps parameter names to what the user typed
+    (``{"timeout_s": "--timeout"}`` for the CLI); anything unexpected is logged with its
+    traceback and shown only as an internal error."""
+    names = names or {}
+    if isinstance(exc, ValidationError):
+        return ErrorPayload("bad_arguments", describe(exc, names), True)
+    if isinstance(exc, ProviderCallError):
+        return ErrorPayload(exc.code, exc.message, exc.code == "bad_arguments")
+    if isinstance(exc, ConfigError):
+        return ErrorPayload(exc.code, _renamed(str(exc), names), True)
+    if isinstance(exc, FabricError | SandboxError | StoreError):
+        return ErrorPayload(exc.code, str(exc), False)
+    if isinstance(exc, OSError):
+        what = f" ({exc.filename})" if exc.filename else ""
+        return ErrorPayload("os_error", f"{exc.strerror or exc}{what}", False)
+    log.error("internal error", exc_info=exc)
+    return ErrorPayload(
+        "internal",
+        f"Fabric hit an internal error ({type(exc).__name__}); it is logged. This is a bug: "
+        "please report it with the call that caused it",
+        False,
+    )
+
+
+def describe(exc: ValidationError, names: Mapping[str, str] | None = None) -> str:
+    """A pydantic error in words: each field by the name the user typed, what it accepts and
+    what it got (no pydantic jargon, no URLs)."""
+    names = names or {}
+    return "; ".join(_one(error, names) for error in exc.errors(include_url=False))
+
+
+def _one(error: Any, names: Mapping[str, str]) -> str:
+    loc = [str(part) for part in error.get("loc", ()) if not str(part).endswith("Arguments")]
+    field = ".".join(loc) or "the input"
+    name = names.get(field, field)
+    kind, ctx = str(error.get("type", "")), error.get("ctx") or {}
+    got = _shown(error.get("input"))
+    if kind == "missing":
+        return f"{name} is required"
+    if kind == "extra_forbidden":
+        return f"{name} is not a parameter here"
+    if kind == "int_from_float":
+        return f"{name} must be a whole number, not {got}"
+    for prefix, words in _KINDS.items():
+        if kind.startswith(f"{prefix}_"):
+            return f"{name} must be {words}{_within(error)}, not {got}"
+    bounds = {
+        "greater_than_equal": ("at least", "ge"),
+        "greater_than": ("more than", "gt"),
+        "less_than_equal": ("at most", "le"),
+        "less_than": ("less than", "lt"),
+    }
+    if kind in bounds:
+        words, key = bounds[kind]
+        return f"{name} must be {words} {ctx.get(key)}, not {got}"
+    if kind == "literal_error":
+        return f"{name} must be one of {ctx.get('expected')}, not {got}"
+    if kind in ("string_too_short", "too_short"):
+        return f"{name} is too short ({error.get('msg')}), not {got}"
+    if kind in ("string_too_long", "too_long"):
+        return f"{name} is too long ({error.get('msg')})"
+    said = str(error.get("msg", "is invalid"))
+    if said.startswith("Input should be "):
+        return f"{name} must be {said.removeprefix('Input should be ')}, not {got}"
+    return f"{name}: {said[:1].lower()}{said[1:]}"
+
+
+def _within(error: Any) -> str:
+    """``int_parsing_size`` and friends: a number of the right kind, but far too large."""
+    return " of a sensible size" if str(error.get("type", "")).endswith("_size") else ""
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _renamed(message: str, names: Mapping[str, str]) -> str:
+    """A message that starts with a parameter's name, with the user's spelling of it."""
+    for name, typed in names.items():
+        if message.startswith(f"{name}:") or message.startswith(f"{name} "):
+            return typed + message[len(name) :]
+    return message
