@@ -21,6 +21,9 @@ class Watched:
     def catalog(self) -> Mapping[str, Sequence[str]]:
         return self.inner.catalog()
 
+    def parameters(self, namespace: str, name: str) -> Sequence[str]:
+        return self.inner.parameters(namespace, name)
+
     async def call(
         self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
     ) -> Any:

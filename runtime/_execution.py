@@ -72,6 +72,11 @@ class ProviderHost(Protocol):
         ``positional`` holds the arguments passed by position, in order."""
         ...
 
+    def parameters(self, namespace: str, name: str) -> Sequence[str]:
+        """The names positional arguments fill, in order (empty when unknown), so a call is
+        recorded, and shown in recovery hints, as code that runs as written."""
+        ...
+
 
 class WorkerLost(Exception):
     """The worker died with its zygote before the snippet made any call: it is safe to run
@@ -86,6 +91,18 @@ class _Call(BaseModel):
     name: str
     kwargs: dict[str, Any]
     args: list[Any] = []
+
+
+def _named(providers: ProviderHost, call: _Call) -> dict[str, Any]:
+    """The call's arguments by parameter name (``argN`` only past the names known)."""
+    try:
+        names = list(providers.parameters(call.ns, call.name)) if call.args else []
+    except Exception:  # a host without the method, or a name it does not know
+        names = []
+    by_position = {
+        names[n] if n < len(names) else f"arg{n}": value for n, value in enumerate(call.args)
+    }
+    return by_position | call.kwargs
 
 
 def _plain(value: Any) -> Any:
@@ -117,7 +134,7 @@ class _Calls:
         if self.count > self._limits.max_calls:
             raise ProtocolViolation(f"more than {self._limits.max_calls} provider calls")
         if len(self.log) < _CALLS_LOGGED:
-            named = {f"arg{n}": value for n, value in enumerate(call.args)} | call.kwargs
+            named = _named(self._providers, call)
             self.log.append(CallRecord(tool=f"{call.ns}.{call.name}", args=_brief(named)))
         task = asyncio.get_running_loop().create_task(self._serve(call))
         self._tasks.add(task)

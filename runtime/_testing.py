@@ -15,6 +15,9 @@ class NoProviders:
     def catalog(self) -> Mapping[str, Sequence[str]]:
         return {}
 
+    def parameters(self, namespace: str, name: str) -> Sequence[str]:
+        return ()
+
     async def call(
         self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
     ) -> Any:

@@ -262,6 +262,10 @@ class ProviderRegistry:
             self._catalog_version = versions
         return self._catalog
 
+    def parameters(self, namespace: str, name: str) -> Sequence[str]:
+        """The names positional arguments of ``namespace.name`` fill, in order."""
+        return self.get(namespace, name).parameters()
+
     async def call(
         self,
         namespace: str,

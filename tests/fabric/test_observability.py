@@ -180,3 +180,18 @@ def test_lifetime_totals_follow_appends_and_rotation(tmp_path: Path) -> None:
     with open(tmp_path / "events.jsonl", "a") as f:
         f.write("}\n")
     assert log.lifetime()["reads"] == 4
+
+
+async def test_calls_are_recorded_by_parameter_name_so_hints_run_as_written(
+    tmp_path: Path,
+) -> None:
+    """A positional call is recorded under the parameter it filled: the stored result's
+    source, shown in recovery hints, is code that runs as written."""
+    (tmp_path / "big.txt").write_text("line\n" * 20_000)
+    async with Fabric(tmp_path, spares=0) as fab:
+        done = await fab.exec('return await tools.read("big.txt")')
+        assert done.handle is not None and done.calls == 1
+        entry = fab.boundary.store.stat(done.handle)  # type: ignore[union-attr]
+        assert str(entry.source) == 'tools.read(path="big.txt")'
+        again = await fab.exec(f"return len(await {entry.source})")
+        assert again.ok and again.value == len("line\n" * 20_000)
