@@ -333,6 +333,12 @@ class Fabric:
         return self._sandbox.queued
 
     @property
+    def running(self) -> int:
+        """Executions whose worker has not exited yet (one cancelled or timed out counts
+        until its worker is dead)."""
+        return self._sandbox.running
+
+    @property
     def layers(self) -> tuple[Layer, ...]:
         """The isolation layers of this session's sandbox, as its zygote reports them (empty
         until the session has started)."""
@@ -372,7 +378,7 @@ class Fabric:
         """``ctx_status``: what Fabric did for the context (this session, or ``lifetime``)."""
         if scope not in ("session", "lifetime") or detail not in ("compact", "full"):
             raise ConfigError('scope is "session" or "lifetime"; detail is "compact" or "full"')
-        report: dict[str, Any] = {"scope": scope}
+        report: dict[str, Any] = {"scope": scope, "running": self.running, "queued": self.queued}
         report.update(self.counters.as_dict() if scope == "session" else self.events.lifetime())
         store = self.boundary.store
         if store is not None:

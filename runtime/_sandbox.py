@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -68,6 +69,7 @@ class Sandbox:
         (tests and benchmarks only: every result then carries a warning)."""
         self._slots = asyncio.Semaphore(max_running)
         self._waiting = 0
+        self._busy: set[Worker] = set()
         self._pool = self._new_pool()
         self._layers: tuple[object, tuple[Layer, ...]] = (None, ())
         self._restarting = asyncio.Lock()
@@ -82,6 +84,12 @@ class Sandbox:
     def queued(self) -> int:
         """Executions waiting for one of the ``max_running`` slots."""
         return self._waiting
+
+    @property
+    def running(self) -> int:
+        """Workers given an execution that have not exited yet: an execution that ended by
+        timeout or cancellation counts until the zygote has seen its worker die."""
+        return len(self._busy)
 
     async def set_isolation(self, isolation: Isolation) -> None:
         """Switch isolation; the next execution starts a new zygote under it."""
@@ -193,6 +201,8 @@ class Sandbox:
     ) -> ExecResult:
         for attempt in (1, 2):
             worker = await self._worker()
+            self._busy.add(worker)
+            worker.exit_status.add_done_callback(functools.partial(self._exited, worker))
             try:
                 return await execute(worker, code, providers, limits, render=render)
             except WorkerLost:
@@ -226,6 +236,9 @@ class Sandbox:
             layers=self.layers,
             probes=tuple(probes),
         )
+
+    def _exited(self, worker: Worker, _: object) -> None:
+        self._busy.discard(worker)
 
     def _retire(self, worker: Worker) -> None:
         worker.discard()
