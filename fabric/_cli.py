@@ -14,7 +14,6 @@ import asyncio
 import difflib
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
 
 from rich.console import Console
 
@@ -39,30 +38,33 @@ def _read_code(source: str) -> str:
         raise ConfigError(f"snippet file {source!r} is not UTF-8 text") from None
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with a near flag suggested for one it does not know."""
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; a flag the chosen command does not know gets the near one it does."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        known = sorted(_options(parser, args))
+        message = "unrecognized arguments: " + " ".join(extra)
+        for word in extra:
+            near = difflib.get_close_matches(word.split("=")[0], known, n=1, cutoff=0.75)
+            if word.startswith("-") and near:
+                message += f" (did you mean {near[0]}?)"
+        parser.error(message)
+    return args
 
-    def error(self, message: str) -> NoReturn:
-        if message.startswith("unrecognized arguments:"):
-            known = sorted(_options(self))
-            for word in message.split(":", 1)[1].split():
-                near = difflib.get_close_matches(word.split("=")[0], known, n=1)
-                if word.startswith("-") and near:
-                    message += f" (did you mean {near[0]}?)"
-        super().error(message)
 
-
-def _options(parser: argparse.ArgumentParser) -> set[str]:
+def _options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> set[str]:
+    """The flags of the (sub)command ``args`` chose."""
     found = {o for action in parser._actions for o in action.option_strings}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                found |= _options(sub)
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                found |= _options(chosen, args)
     return found
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="fabric", description="Code-mode runtime for LLM agents.")
+    parser = argparse.ArgumentParser(prog="fabric", description="Code-mode runtime for LLM agents.")
     parser.add_argument("--version", action="version", version=f"fabric {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -174,6 +176,11 @@ def _serve(args: argparse.Namespace) -> int:
         async with Fabric(workspace=args.workspace) as fab:
             for warning in fab.warnings:
                 logging.getLogger("fabric").warning(warning)
+            if http is None:  # stdout carries the protocol: the one line goes to stderr
+                sys.stderr.write(
+                    f"fabric mcp: serving MCP on stdio for the workspace {fab.workspace.root}\n"
+                )
+                sys.stderr.flush()
             await serve(fab, http, ready=ready)
 
     anyio.run(run)
@@ -181,7 +188,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(_parser(), argv)
     try:
         if args.command == "exec":
             return asyncio.run(_exec(args))

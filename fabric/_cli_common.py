@@ -11,11 +11,17 @@ from rich.console import Console
 from rich.markup import escape
 
 
-def subcommand(commands: Any, name: str, help: str) -> argparse.ArgumentParser:
-    """A subcommand that works on a workspace and can print JSON."""
+def subcommand(
+    commands: Any, name: str, help: str, *, nested: bool = False
+) -> argparse.ArgumentParser:
+    """A subcommand that works on a workspace and can print JSON. ``nested``: an action of a
+    command that takes the same flags itself (``fabric store --workspace X list``), so the
+    action's flags apply only when given."""
     parser: argparse.ArgumentParser = commands.add_parser(name, help=help)
-    parser.add_argument("--workspace", default=".", help="workspace folder (default: .)")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    workspace: Any = argparse.SUPPRESS if nested else "."
+    json_flag: Any = argparse.SUPPRESS if nested else False
+    parser.add_argument("--workspace", default=workspace, help="workspace folder (default: .)")
+    parser.add_argument("--json", action="store_true", default=json_flag, help="print JSON")
     return parser
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from fabric._cli_common import report
 from fabric._context import ContextTools
+from fabric._events import Events
 from fabric.providers import Workspace
 from runtime import ReadError
 from runtime.boundary import Boundary
@@ -34,7 +36,8 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         with Store(args.workspace) as store:
-            tools = ContextTools(Boundary(store), Workspace(args.workspace))
+            events = Events(Path(args.workspace) / ".fabric" / "events.jsonl")
+            tools = ContextTools(Boundary(store), Workspace(args.workspace), events.record)
             found = tools.read(
                 args.handle,
                 offset=args.offset,

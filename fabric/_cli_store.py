@@ -20,11 +20,11 @@ _SHOW_BYTES = 2048
 
 def add_parser(commands: Any) -> None:
     """Register ``fabric store`` and its subcommands on the top-level subparsers."""
-    parser = commands.add_parser("store", help="list, show, search and clean stored payloads")
+    parser = subcommand(commands, "store", "list, show, search and clean stored payloads")
     sub = parser.add_subparsers(dest="store_command", required=True, metavar="ACTION")
 
     def action(name: str, help: str) -> argparse.ArgumentParser:
-        return subcommand(sub, name, help)
+        return subcommand(sub, name, help, nested=True)
 
     listing = action("list", "live handles, most recently used first")
     listing.add_argument("--limit", type=int, default=50, help="entries to show (default 50)")
@@ -57,12 +57,14 @@ def _list(store: Store, args: argparse.Namespace) -> int:
         _print_json({"entries": _dump(entries), "usage": usage.model_dump()})
         return 0
     table = Table(
-        title=f"{usage.entries} entries, {_size(usage.bytes)} of {_size(usage.max_bytes)}"
+        title=f"{usage.entries} entries, {_size(usage.bytes)} of {_size(usage.max_bytes)}",
+        box=None,
+        pad_edge=False,
+        title_justify="left",
     )
-    for column in ("handle", "type", "size", "tokens", "source", "used", "expires"):
-        table.add_column(column, overflow="fold")
-    for e in entries:
-        table.add_row(
+    columns = ("handle", "type", "size", "tokens", "source", "used", "expires")
+    rows = [
+        (
             e.handle,
             e.content_type,
             _size(e.bytes),
@@ -71,6 +73,17 @@ def _list(store: Store, args: argparse.Namespace) -> int:
             _ago(e.accessed),
             _ago(e.expires),
         )
+        for e in entries
+    ]
+    for n, column in enumerate(columns):
+        # a handle is copied whole into ctx.read: only the source gives way to a narrow terminal
+        if column == "source":
+            table.add_column(column, overflow="fold", min_width=8)
+        else:
+            widest = max([len(column), *(len(row[n]) for row in rows)])
+            table.add_column(column, no_wrap=True, min_width=widest)
+    for row in rows:
+        table.add_row(*row)
     _out.print(table)
     return 0
 
@@ -97,7 +110,7 @@ def _show(store: Store, args: argparse.Namespace) -> int:
         ("expires", _when(entry.expires)),
     ):
         table.add_row(f"[bold]{name}[/]", value)
-    _out.print(table)
+    _out.print(table, soft_wrap=False)
     _out.print()
     _out.print(head.text if entry.content_type != "bytes" else repr(head.data[:256]), markup=False)
     if head.next_offset is not None:
@@ -118,7 +131,7 @@ def _search(store: Store, args: argparse.Namespace) -> int:
         table.add_column(column, overflow="fold")
     for hit in found.hits:
         table.add_row(hit.handle, str(hit.line), hit.text)
-    _out.print(table)
+    _out.print(table, soft_wrap=False)
     if not found.complete:
         _out.print("[dim]the scan stopped at its budget; narrow it with --handle[/]")
     return 0
@@ -134,7 +147,7 @@ def _gc(store: Store, args: argparse.Namespace) -> int:
     table.add_column("count", justify="right")
     for name, value in report.model_dump().items():
         table.add_row(name.replace("_", " "), _size(value) if name == "bytes_freed" else str(value))
-    _out.print(table)
+    _out.print(table, soft_wrap=False)
     return 0
 
 

@@ -38,7 +38,7 @@ class ContextTools:
         self,
         boundary: Boundary,
         workspace: Workspace,
-        on_event: Callable[..., None] | None = None,
+        on_event: Callable[..., object] | None = None,
     ) -> None:
         self.boundary = boundary
         self.workspace = workspace

@@ -89,6 +89,25 @@ def ensure_dir(path: Path) -> None:
         raise unavailable(f"cannot create the folder {path}", exc) from None
 
 
+GITIGNORE = "# Fabric's private state (stored results, facts, logs): never commit it\n*\n"
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create the workspace's ``.fabric`` folder like :func:`ensure_dir`, with a ``.gitignore``
+    that keeps all of it out of the user's commits (written once, never overwritten)."""
+    ensure_dir(path)
+    try:
+        fd = os.open(
+            path / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600
+        )
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise unavailable(f"cannot write {path / '.gitignore'}", exc) from None
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(GITIGNORE)
+
+
 def unavailable(what: str, exc: OSError) -> StoreUnavailable:
     """A StoreUnavailable that names the cause and what to do about it."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):

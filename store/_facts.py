@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from store._blobs import ensure_dir
+from store._blobs import ensure_dir, ensure_private_dir
 from store._errors import BudgetExceeded, InvalidRequest, NotFound, StoreUnavailable
 from store._models import Fact, Recall
 from store._names import check_name
@@ -71,7 +71,7 @@ class Facts:
                 f"the workspace {workspace} is not a folder; create it or pass another one"
             )
         root = workspace / ".fabric" / "facts"
-        ensure_dir(root.parent)
+        ensure_private_dir(root.parent)
         ensure_dir(root)
         self.max_bytes = max_bytes
         self._count = count_tokens or (lambda text: estimate_tokens(len(text.encode())))

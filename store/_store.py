@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any, Literal, TypeVar
 
 from store import _upkeep
-from store._blobs import CHUNK, DIGEST, BlobFiles, digests, ensure_dir
+from store._blobs import CHUNK, DIGEST, BlobFiles, digests, ensure_dir, ensure_private_dir
 from store._errors import (
     BudgetExceeded,
     IntegrityError,
@@ -90,7 +90,7 @@ class Store:
                 f"the workspace {self.workspace} is not a folder; create it or pass another one"
             )
         self.root = self.workspace / ".fabric" / "store"
-        ensure_dir(self.root.parent)
+        ensure_private_dir(self.root.parent)
         ensure_dir(self.root)
         self.ttl_ms = ttl_ms
         self.max_bytes = max_bytes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -24,6 +25,7 @@ from pydantic import ValidationError
 
 from analyzer import Analysis
 from fabric import __version__
+from fabric._config import FabricConfig
 from fabric._session import Fabric
 from fabric._translate import describe, error_payload
 from fabric.mcp._breaker import REFUSE_AT, WARN_AT, RepeatBreaker
@@ -32,6 +34,7 @@ from fabric.mcp._http import HttpSettings, serve_http
 from runtime import ExecResult
 
 log = logging.getLogger("fabric.mcp")
+DEFAULTS = FabricConfig().flat()
 HEARTBEAT_S = 1.0
 INSTRUCTIONS = (
     "Fabric runs Python snippets against this workspace's tools (fabric_exec). Prefer one "
@@ -383,6 +386,14 @@ def status_text(report: dict[str, Any]) -> str:
     if isolation:
         off = f"; off: {', '.join(isolation['inactive'])}" if isolation["inactive"] else ""
         lines.append(f"isolation {isolation['mode']}: {', '.join(isolation['active'])}{off}")
+    running, queued = get("running", 0), get("queued", 0)
+    if running or queued:
+        lines.append(f"now: {running} running, {queued} queued")
+    settings = get("settings")
+    if settings is not None:
+        changed = {k: v for k, v in settings.items() if DEFAULTS.get(k) != v}
+        shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in changed.items()) or "all defaults"
+        lines.append(f"settings: {shown} (`fabric settings` shows each and where it came from)")
     notes = get("settings_warnings")
     if notes:
         lines.append("settings warnings: " + "; ".join(notes))

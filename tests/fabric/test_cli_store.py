@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,25 @@ def test_gc_reports_and_clear_needs_confirmation(workspace: Path) -> None:
     assert cleared == {"cleared": 2}
     with Store(workspace) as store:
         assert store.usage().entries == 0
+
+
+def test_the_workspace_and_json_flags_go_before_or_after_the_action(workspace: Path) -> None:
+    before = fabric("store", "--workspace", str(workspace), "--json", "list")
+    after = fabric("store", "list", "--workspace", str(workspace), "--json")
+    assert before.returncode == after.returncode == 0
+    assert json.loads(before.stdout)["usage"] == json.loads(after.stdout)["usage"]
+
+
+def test_a_listing_fits_80_columns_and_never_breaks_a_handle(workspace: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "fabric._cli", "store", "list", "--workspace", str(workspace)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    with Store(workspace) as store:
+        handles = [e.handle for e in store.list()]
+    assert all(any(h in line for line in done.stdout.splitlines()) for h in handles)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import threading
 from pathlib import Path
 
@@ -112,3 +114,23 @@ def test_a_stream_abandoned_early_leaves_no_thread(store: Store) -> None:
     assert len(next(stream)) == 4 * 1024 * 1024
     stream.close()
     assert threading.active_count() == before
+
+
+def test_the_private_folder_keeps_itself_out_of_git(tmp_path: Path) -> None:
+    """``.fabric/`` gets a .gitignore that ignores all of it; one the user edited stays."""
+    Store(tmp_path).close()
+    ignore = tmp_path / ".fabric" / ".gitignore"
+    assert ignore.read_text().splitlines()[-1] == "*"
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+        (tmp_path / "mine.txt").write_text("x")
+        listed = subprocess.run(
+            ["git", "-C", str(tmp_path), "status", "--porcelain", "--untracked-files=all"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert listed.split() == ["??", "mine.txt"]
+    ignore.write_text("# mine\n")
+    Store(tmp_path).close()
+    assert ignore.read_text() == "# mine\n"
