@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from analyzer import Options
-from fabric._model import ModelSettings
+from fabric._llm import ModelSettings
 from runtime import Isolation, Limits
 from runtime.boundary import BoundaryConfig
 

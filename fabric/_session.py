@@ -19,7 +19,7 @@ from fabric._config import ConfigFile, Loaded, overlay
 from fabric._context import ContextTools, register_context_tools
 from fabric._errors import ConfigError, FabricClosed
 from fabric._events import Counters, Events
-from fabric._model import Budgets, Completer, OpenAICompatible, summarize_with_model
+from fabric._llm import Budgets, Completer, OpenAICompatible, summarize_with_model
 from fabric._outcomes import (
     Watched,
     blocked,

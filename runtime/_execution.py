@@ -45,6 +45,7 @@ from runtime._transfer import (
     validated_off_loop,
 )
 from runtime.worker import _wire, compile_snippet
+from store import json_default
 
 _MAX_FRAME_SLACK = 64 * 1024
 _CALLS_LOGGED = 20
@@ -109,7 +110,7 @@ def _plain(value: Any) -> Any:
     """Provider results must be plain data; anything else is converted through JSON."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
-    return json.loads(json.dumps(value, default=_wire._json_default))
+    return json.loads(json.dumps(value, default=json_default))
 
 
 class _Calls:

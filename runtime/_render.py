@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
 from runtime._models import ExecError
-
-
-def json_default(value: object) -> object:
-    """How values JSON cannot hold are written: bytes as base64, sets and tuples as lists."""
-    if isinstance(value, bytes | bytearray):
-        return {"bytes": len(value), "base64": base64.b64encode(bytes(value)).decode("ascii")}
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    return repr(value)
+from store import json_default
 
 
 def render_value(value: Any) -> str:

@@ -17,6 +17,7 @@ from store._errors import (
     StoreUnavailable,
 )
 from store._facts import FACTS_MAX_BYTES, Facts
+from store._json import json_default
 from store._models import (
     CheckReport,
     Chunk,
@@ -57,4 +58,5 @@ __all__ = [
     "StoreUnavailable",
     "Usage",
     "estimate_tokens",
+    "json_default",
 ]

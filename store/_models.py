@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from store._json import json_default
+
 ContentType = Literal["json", "text", "yaml", "bytes"]
 CONTENT_TYPES: tuple[ContentType, ...] = ("json", "text", "yaml", "bytes")
 
@@ -28,7 +30,7 @@ class Source(BaseModel):
     def __str__(self) -> str:
         parts = []
         for name, value in self.args.items():
-            text = json.dumps(value, ensure_ascii=False, default=str)
+            text = json.dumps(value, ensure_ascii=False, default=json_default)
             parts.append(f"{name}={text if len(text) <= 80 else text[:77] + '...'}")
         return f"{self.tool}({', '.join(parts)})"
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from store._errors import InvalidRequest
+from store._json import json_default
 from store._models import CONTENT_TYPES, ContentType, Source
 
 _JSON_SNIFF = 8 * 1024 * 1024
@@ -17,7 +18,7 @@ def make_source(tool: str, args: dict[str, Any] | None) -> Source:
         raise InvalidRequest("tool must be a non-empty name of at most 200 characters")
     clean: dict[str, Any] = {}
     for name, value in (args or {}).items():
-        text = json.dumps(value, ensure_ascii=False, default=str)
+        text = json.dumps(value, ensure_ascii=False, default=json_default)
         long = len(text) > _ARG_CHARS
         clean[str(name)[:100]] = text[: _ARG_CHARS - 3] + "..." if long else json.loads(text)
     return Source(tool=tool, args=clean)
@@ -44,7 +45,7 @@ def encode(data: Any, content_type: ContentType | None) -> tuple[bytes, ContentT
             payload = data.encode("utf-8", errors="surrogatepass")
         return payload, content_type or sniff(data)
     try:
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=json_default)
     except (TypeError, ValueError) as exc:
         raise InvalidRequest(
             f"cannot store a {type(data).__name__}: pass text, bytes or a JSON value ({exc})"

@@ -25,7 +25,8 @@ from runtime.boundary._readable import (
 )
 from runtime.boundary._redact import redact
 from runtime.boundary._summarize import MODES, Summary, looks_like_log, summarize
-from runtime.boundary._tokens import EXACT_LIMIT, TokenCounter, estimate_tokens
+from runtime.boundary._tokens import EXACT_LIMIT, TokenCounter
+from store import estimate_tokens
 
 __all__ = [
     "EXACT_LIMIT",

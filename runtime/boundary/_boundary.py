@@ -15,9 +15,9 @@ from typing import Any
 from runtime._isolation import about_isolation
 from runtime._models import CallRecord, ExecError, ExecResult, PolicyApplied
 from runtime._render import logs_section, render_error, render_notes
+from runtime.boundary._compaction import compact_error_text
 from runtime.boundary._config import BoundaryConfig, ResultFormat, ResultPolicy
 from runtime.boundary._edits import edit_summary, is_edit_envelope
-from runtime.boundary._errors_compact import compact_error_text
 from runtime.boundary._fit import fit
 from runtime.boundary._fit import size as _size
 from runtime.boundary._format import render, to_json

@@ -24,8 +24,8 @@ from typing import Any
 
 import yaml
 
-from runtime._render import json_default
 from runtime.boundary._config import ResultFormat
+from store import json_default
 
 _INLINE_LIST = 100
 _SECTION_LINES = 3

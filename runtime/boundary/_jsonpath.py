@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass
-from typing import NoReturn, cast
+from typing import NoReturn
 
 from runtime._errors import ReadError
 from runtime._threads import stop_if_requested
+from runtime.boundary._scan import Items, Members, raw_decode, space
 
-_raw_decode = json.JSONDecoder().raw_decode
-_scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
-_space = cast(Callable[[str, int], "re.Match[str]"], re.compile(r"[ \t\n\r]*").match)
 _NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 _INT = re.compile(r"-?\d+")
 EXAMPLES = '$.items[0].name, $["key with spaces"], $.items[*].id, $.items[0:5], $.*'
@@ -135,7 +133,7 @@ def evaluate(text: str, steps: list[Step], limit: int) -> tuple[list[tuple[str, 
     found: list[tuple[str, object]] = []
     total = 0
     try:
-        for path, position in walk.value(_space(text, 0).end(), steps, "$", whole=False):
+        for path, position in walk.value(space(text, 0), steps, "$", whole=False):
             total += 1
             if len(found) < limit:
                 found.append((path, walk.decode(position)[0]))
@@ -162,7 +160,7 @@ class _Walk:
 
     def decode(self, i: int) -> tuple[object, int]:
         stop_if_requested()
-        value, end = _raw_decode(self.s, i)
+        value, end = raw_decode(self.s, i)
         self.work -= end - i
         if self.work < 0:
             raise ReadError(
@@ -188,76 +186,42 @@ class _Walk:
         return self.decode(i)[1] if whole else -1
 
     def _object(self, i: int, step: Key | Wild, rest: list[Step], path: str) -> Matches:
-        s = self.s
-        i = _space(s, i + 1).end()
-        if s[i] == "}":
-            return i + 1
-        while True:
+        walk = Members(self.s, i)
+        for key, start in walk:
             stop_if_requested()
-            if s[i] != '"':
-                raise json.JSONDecodeError(
-                    "Expecting property name enclosed in double quotes", s, i
-                )
-            key, i = _scan_string(s, i + 1)
-            i = _space(s, i).end()
-            if s[i] != ":":
-                raise json.JSONDecodeError("Expecting ':' delimiter", s, i)
-            i = _space(s, i + 1).end()
             if isinstance(step, Wild) or key == step.name:
-                i = yield from self.value(i, rest, _child(path, key), whole=True)
+                end = yield from self.value(start, rest, child_path(path, key), whole=True)
             else:
-                i = self.decode(i)[1]
-            i, done = self._next(i, "}")
-            if done:
-                return i
+                end = self.decode(start)[1]
+            walk.ended(end)
+        return walk.end
 
     def _array(self, i: int, step: Step, rest: list[Step], path: str, *, whole: bool) -> Matches:
         if _needs_length(step):
-            positions, end = self._items(i)
+            positions, after = self._items(i)
             for index in _select(step, len(positions)):
                 yield from self.value(positions[index], rest, f"{path}[{index}]", whole=False)
-            return end
-        s = self.s
-        i = _space(s, i + 1).end()
-        if s[i] == "]":
-            return i + 1
-        index = 0
-        while True:
+            return after
+        walk = Items(self.s, i)
+        for index, start in enumerate(walk):
             stop_if_requested()
             if _matches(step, index):
-                i = yield from self.value(i, rest, f"{path}[{index}]", whole=True)
+                end = yield from self.value(start, rest, f"{path}[{index}]", whole=True)
             elif not whole and _past(step, index):
                 return -1
             else:
-                i = self.decode(i)[1]
-            i, done = self._next(i, "]")
-            if done:
-                return i
-            index += 1
+                end = self.decode(start)[1]
+            walk.ended(end)
+        return walk.end
 
     def _items(self, i: int) -> tuple[list[int], int]:
         """The start of each item of the array at ``i``, and the index just past it."""
-        s = self.s
+        walk = Items(self.s, i)
         positions: list[int] = []
-        i = _space(s, i + 1).end()
-        if s[i] == "]":
-            return positions, i + 1
-        while True:
-            positions.append(i)
-            i, done = self._next(self.decode(i)[1], "]")
-            if done:
-                return positions, i
-
-    def _next(self, i: int, close: str) -> tuple[int, bool]:
-        """After a member or item: the start of the next one, or the index past ``close``
-        and True; anything else there is not JSON."""
-        s = self.s
-        i = _space(s, i).end()
-        if s[i] == close:
-            return i + 1, True
-        if s[i] != ",":
-            raise json.JSONDecodeError(f"Expecting ',' delimiter or {close!r}", s, i)
-        return _space(s, i + 1).end(), False
+        for start in walk:
+            positions.append(start)
+            walk.ended(self.decode(start)[1])
+        return positions, walk.end
 
 
 def _needs_length(step: Step) -> bool:
@@ -294,7 +258,8 @@ def _matches(step: Step, index: int) -> bool:
     return False
 
 
-def _child(path: str, key: str) -> str:
+def child_path(path: str, key: str) -> str:
+    """``path`` and one key, as a JSON path reads it back (``$.a``, ``$[\"odd key\"]``)."""
     return (
         f"{path}.{key}"
         if _NAME.fullmatch(key)

@@ -17,13 +17,14 @@ is spent, then printed in document order; what did not fit is counted at the end
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from runtime.boundary._fit import fit
 from runtime.boundary._fit import size as _size
+from runtime.boundary._jsonpath import child_path
 from runtime.boundary._shape import Shape, kind_of
+from store import json_default
 
 STATUS_KEYS = (
     "ok",
@@ -47,7 +48,6 @@ _STATUS_RANK = {key: n for n, key in enumerate(STATUS_KEYS)}
 _LINE = 200
 _SHORT = 80
 _MAX_NODES = 4000
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(slots=True)
@@ -104,7 +104,7 @@ def _walk(shape: Shape, path: str, order: tuple[int, ...], depth: int, out: list
     if shape.kind == "object":
         numbered = sorted(enumerate(shape.members.items()), key=lambda p: (_rank(*p[1]), p[0]))
         for position, (_, (key, member)) in enumerate(numbered):
-            child = _child(path, key)
+            child = child_path(path, key)
             place = (*order, position)
             out.append(_Node(place, f"{indent}{child} = {_describe(member)}"))
             _expand(member, child, place, depth + 1, out)
@@ -201,7 +201,7 @@ def _compact(value: Any, limit: int) -> str:
     """JSON if it fits in ``limit`` characters, else an explicitly partial rendering."""
     limit = max(limit, 40)
     try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
+        text = json.dumps(value, ensure_ascii=False, default=json_default)
     except (TypeError, ValueError, RecursionError):
         text = repr(value)
     if len(text) <= limit:
@@ -237,20 +237,12 @@ def _brief(value: Any) -> str:
         return f"{{… {len(value)} keys}}" if value else "{}"
     if kind == "array":
         return f"[… {len(value)} items]" if value else "[]"
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    text = json.dumps(value, ensure_ascii=False, default=json_default)
     return _cut(text, 60)
 
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
-def _child(path: str, key: str) -> str:
-    return (
-        f"{path}.{key}"
-        if _IDENT.fullmatch(key)
-        else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
-    )
 
 
 def _cut(text: str, limit: int) -> str:

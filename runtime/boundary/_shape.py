@@ -9,11 +9,11 @@ already in memory (a snippet's result) the same way.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
+
+from runtime.boundary._scan import Items, Members, raw_decode, skip, space
 
 MAX_MEMBERS = 200
 """Members of one object that are described one by one; the rest are counted."""
@@ -21,11 +21,6 @@ MAX_DEPTH = 48
 _BIG_ITEM = 256 * 1024
 _SAMPLE = 100
 _STRING_KEEP = 240
-
-_decoder = json.JSONDecoder()
-_raw_decode = _decoder.raw_decode
-_scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
-_space = cast(Callable[[str, int], "re.Match[str]"], re.compile(r"[ \t\n\r]*").match)
 
 
 def kind_of(value: Any) -> str:
@@ -72,12 +67,12 @@ class Shape:
 
 def skim(text: str) -> Shape:
     """The shape of the JSON document ``text``; raises ValueError when it is not JSON."""
-    start = _space(text, 0).end()
+    start = space(text, 0)
     try:
         shape, end = _skim(text, start, 0)
     except (IndexError, json.JSONDecodeError) as exc:
         raise ValueError(f"not valid JSON: {exc}") from None
-    if _space(text, end).end() != len(text):
+    if space(text, end) != len(text):
         raise ValueError("not valid JSON: extra data after the document")
     return shape
 
@@ -85,7 +80,7 @@ def skim(text: str) -> Shape:
 def _skim(s: str, i: int, depth: int) -> tuple[Shape, int]:
     c = s[i]
     if depth >= MAX_DEPTH and c in "[{":
-        value, end = _raw_decode(s, i)
+        value, end = raw_decode(s, i)
         shape = shape_of(value, depth)
         shape.span = end - i
         return shape, end
@@ -93,7 +88,7 @@ def _skim(s: str, i: int, depth: int) -> tuple[Shape, int]:
         return _skim_object(s, i, depth)
     if c == "[":
         return _skim_array(s, i, depth)
-    value, end = _raw_decode(s, i)
+    value, end = raw_decode(s, i)
     shape = _scalar(value)
     shape.span = end - i
     return shape, end
@@ -101,48 +96,29 @@ def _skim(s: str, i: int, depth: int) -> tuple[Shape, int]:
 
 def _skim_object(s: str, start: int, depth: int) -> tuple[Shape, int]:
     shape = Shape("object")
-    i = _space(s, start + 1).end()
-    if s[i] == "}":
-        shape.span = i + 1 - start
-        return shape, i + 1
-    while True:
-        if s[i] != '"':
-            raise json.JSONDecodeError("expected a key", s, i)
-        key, i = _scan_string(s, i + 1)
-        i = _space(s, i).end()
-        if s[i] != ":":
-            raise json.JSONDecodeError("expected ':'", s, i)
-        i = _space(s, i + 1).end()
+    walk = Members(s, start)
+    for key, i in walk:
         if shape.size < MAX_MEMBERS:
-            member, i = _skim(s, i, depth + 1)
+            member, end = _skim(s, i, depth + 1)
             shape.members[key] = member
         else:
-            i = _skip(s, i)
+            end = skip(s, i)  # members past MAX_MEMBERS are decoded and dropped
         shape.size += 1
-        i = _space(s, i).end()
-        if s[i] == ",":
-            i = _space(s, i + 1).end()
-            continue
-        if s[i] != "}":
-            raise json.JSONDecodeError("expected ',' or '}'", s, i)
-        shape.span = i + 1 - start
-        return shape, i + 1
+        walk.ended(end)
+    shape.span = walk.end - start
+    return shape, walk.end
 
 
 def _skim_array(s: str, start: int, depth: int) -> tuple[Shape, int]:
     shape = Shape("array")
-    i = _space(s, start + 1).end()
-    if s[i] == "]":
-        shape.span = i + 1 - start
-        return shape, i + 1
     big = False
     kinds = shape.item_kinds
     keys = shape.item_keys
-    while True:
-        item_start = i
-        if big or (shape.size == 0 and s[i] in "[{"):
-            item, i = _skim(s, i, depth + 1)
-            big = big or i - item_start > _BIG_ITEM
+    walk = Items(s, start)
+    for item_start in walk:
+        if big or (shape.size == 0 and s[item_start] in "[{"):
+            item, end = _skim(s, item_start, depth + 1)
+            big = big or end - item_start > _BIG_ITEM
             kinds[item.kind] += 1
             keys.update(item.members.keys())
             if shape.size == 0:
@@ -150,10 +126,10 @@ def _skim_array(s: str, start: int, depth: int) -> tuple[Shape, int]:
             shape.last = item
             shape.has_last_value = False
             if shape.size == 0 and not big:
-                shape.first_value, _ = _raw_decode(s, item_start)
+                shape.first_value, _ = raw_decode(s, item_start)
                 shape.has_first_value = True
         else:
-            value, i = _raw_decode(s, i)
+            value, end = raw_decode(s, item_start)
             kinds[kind_of(value)] += 1
             if type(value) is dict:
                 keys.update(value.keys())
@@ -162,25 +138,15 @@ def _skim_array(s: str, start: int, depth: int) -> tuple[Shape, int]:
             shape.last_value, shape.has_last_value = value, True
             shape.last = None
         shape.size += 1
-        i = _space(s, i).end()
-        if s[i] == ",":
-            i = _space(s, i + 1).end()
-            continue
-        if s[i] != "]":
-            raise json.JSONDecodeError("expected ',' or ']'", s, i)
-        shape.span = i + 1 - start
-        nodes = _Nodes()
-        if shape.first is None and shape.has_first_value:
-            shape.first = shape_of(shape.first_value, depth + 1, nodes)
-        if shape.last is None and shape.has_last_value:
-            same = shape.last_value is shape.first_value
-            shape.last = shape.first if same else shape_of(shape.last_value, depth + 1, nodes)
-        return shape, i + 1
-
-
-def _skip(s: str, i: int) -> int:
-    """Move past one value (members past ``MAX_MEMBERS`` are decoded and dropped)."""
-    return int(_raw_decode(s, i)[1])
+        walk.ended(end)
+    shape.span = walk.end - start
+    nodes = _Nodes()
+    if shape.first is None and shape.has_first_value:
+        shape.first = shape_of(shape.first_value, depth + 1, nodes)
+    if shape.last is None and shape.has_last_value:
+        same = shape.last_value is shape.first_value
+        shape.last = shape.first if same else shape_of(shape.last_value, depth + 1, nodes)
+    return shape, walk.end
 
 
 def _scalar(value: Any) -> Shape:

@@ -21,17 +21,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from store import estimate_tokens
+
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 EXACT_LIMIT = 1024 * 1024
 """Texts up to this many bytes are counted exactly."""
 _CHUNK_CHARS = 32 * 1024
 _SAMPLE_CHARS = 128 * 1024
-
-
-def estimate_tokens(size: int) -> int:
-    """The fast pre-filter: about four bytes per token."""
-    return math.ceil(size / 4)
 
 
 class TokenCounter:

@@ -35,7 +35,7 @@ from typing import NoReturn
 
 from runtime.worker import _libc
 from runtime.worker._confine import FULL, Kernel
-from runtime.worker._sandbox import Prepared, serve
+from runtime.worker._process import Prepared, serve
 
 MAX_CONTROL = 16 * 1024
 

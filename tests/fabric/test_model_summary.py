@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import pytest
 
 from fabric import Fabric
-from fabric._model import Budgets, OpenAICompatible, summarize_with_model
+from fabric._llm import Budgets, OpenAICompatible, summarize_with_model
 from runtime import ProviderCallError
 from runtime.boundary import TokenCounter
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -153,3 +154,12 @@ def test_a_closed_store_says_so(tmp_path: Path) -> None:
     store.close()
     with pytest.raises(StoreUnavailable, match="was closed"):
         store.put("x")
+
+
+def test_bytes_inside_a_value_are_written_one_way_everywhere(store: Store) -> None:
+    """Bytes in a JSON value (a payload, a call's arguments) are written as the model sees
+    them: ``{"bytes": n, "base64": ...}``, never as a Python repr."""
+    entry = store.put({"blob": b"\x00\x01"}, tool="tools.x", args={"data": b"\xff"})
+    assert json.loads(store.get(entry.handle)) == {"blob": {"bytes": 2, "base64": "AAE="}}
+    assert entry.source.args == {"data": {"bytes": 1, "base64": "/w=="}}
+    assert str(entry.source) == 'tools.x(data={"bytes": 1, "base64": "/w=="})'
