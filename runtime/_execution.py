@@ -17,9 +17,9 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 from types import CodeType
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel
 
 from contract import NAMESPACES
 from runtime._errors import ProviderCallError
@@ -36,6 +36,7 @@ from runtime._render import render_error, render_notes, render_output
 from runtime._transfer import (
     OFF_LOOP_BYTES,
     Budget,
+    MessageCheck,
     ProtocolViolation,
     TooComplex,
     WireResultError,
@@ -84,26 +85,18 @@ class WorkerLost(Exception):
     the snippet again on a fresh worker."""
 
 
-class _Call(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    op: Literal["call"]
-    id: int
-    ns: str
-    name: str
-    kwargs: dict[str, Any]
-    args: list[Any] = []
+_check_call = MessageCheck(_wire.CallMessage)
 
 
-def _named(providers: ProviderHost, call: _Call) -> dict[str, Any]:
+def _named(providers: ProviderHost, call: _wire.CallMessage) -> dict[str, Any]:
     """The call's arguments by parameter name (``argN`` only past the names known)."""
     try:
-        names = list(providers.parameters(call.ns, call.name)) if call.args else []
+        args = call.get("args") or []
+        names = list(providers.parameters(call["ns"], call["name"])) if args else []
     except Exception:  # a host without the method, or a name it does not know
         names = []
-    by_position = {
-        names[n] if n < len(names) else f"arg{n}": value for n, value in enumerate(call.args)
-    }
-    return by_position | call.kwargs
+    by_position = {names[n] if n < len(names) else f"arg{n}": value for n, value in enumerate(args)}
+    return by_position | call["kwargs"]
 
 
 def _plain(value: Any) -> Any:
@@ -127,48 +120,48 @@ class _Calls:
         self.log: list[CallRecord] = []
 
     def dispatch(self, raw: Any) -> None:
-        try:
-            call = _Call.model_validate(raw)
-        except ValidationError as exc:
-            raise ProtocolViolation(f"malformed provider call: {exc.errors()[0]['msg']}") from None
+        call = _check_call(raw)
         self.count += 1
         if self.count > self._limits.max_calls:
             raise ProtocolViolation(f"more than {self._limits.max_calls} provider calls")
         if len(self.log) < _CALLS_LOGGED:
             named = _named(self._providers, call)
-            self.log.append(CallRecord(tool=f"{call.ns}.{call.name}", args=_brief(named)))
+            tool = f"{call['ns']}.{call['name']}"
+            self.log.append(CallRecord(tool=tool, args=_brief(named)))
         task = asyncio.get_running_loop().create_task(self._serve(call))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _serve(self, call: _Call) -> None:
+    async def _serve(self, call: _wire.CallMessage) -> None:
         async with self._gate:
             frame = await self._answer(call)
         async with self._write_lock:  # frames must not interleave
             if not self._writer.is_closing():
                 await _wire.write_frame(self._writer, frame)
 
-    async def _answer(self, call: _Call) -> bytes:
+    async def _answer(self, call: _wire.CallMessage) -> bytes:
         """The reply frame: the value, or an error the snippet sees as ToolError."""
-        qualified = f"{call.ns}.{call.name}"
-        if call.ns not in NAMESPACES:
-            return _failure(call.id, "unknown_namespace", f"{call.ns} is not a namespace")
+        call_id, ns, name = call["id"], call["ns"], call["name"]
+        qualified = f"{ns}.{name}"
+        if ns not in NAMESPACES:
+            return _failure(call_id, "unknown_namespace", f"{ns} is not a namespace")
         try:
-            value = await self._providers.call(call.ns, call.name, call.kwargs, call.args)
+            args = call.get("args") or []
+            value = await self._providers.call(ns, name, call["kwargs"], args)
         except ProviderCallError as exc:
-            return _failure(call.id, exc.code, exc.message)
+            return _failure(call_id, exc.code, exc.message)
         except Exception as exc:  # a provider's bug must not take the host down
             message = f"{qualified} failed: {type(exc).__name__}: {exc}"
-            return _failure(call.id, "provider_failed", message)
+            return _failure(call_id, "provider_failed", message)
         try:
-            return _wire.encode_marshal({"id": call.id, "ok": True, "value": value})
+            return _wire.encode_marshal(_wire.call_reply(call_id, value))
         except ValueError:
             pass
         try:
             value = _plain(value)
         except (TypeError, ValueError, RecursionError) as exc:
-            return _failure(call.id, "bad_result", f"{qualified} returned non-plain data: {exc}")
-        return _wire.encode_marshal({"id": call.id, "ok": True, "value": value})
+            return _failure(call_id, "bad_result", f"{qualified} returned non-plain data: {exc}")
+        return _wire.encode_marshal(_wire.call_reply(call_id, value))
 
     async def cancel(self) -> None:
         for task in list(self._tasks):
@@ -216,9 +209,7 @@ def _brief(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _failure(call_id: int, code: str, message: str) -> bytes:
-    return _wire.encode_marshal(
-        {"id": call_id, "ok": False, "error": {"code": code, "message": message}}
-    )
+    return _wire.encode_marshal(_wire.call_failure(call_id, code, message))
 
 
 _SIGNAL_REASONS: dict[int, tuple[ErrorKind, str]] = {
@@ -311,7 +302,7 @@ async def probe(worker: Worker, targets: dict[str, Any]) -> list[dict[str, Any]]
 
     The worker answers in two frames, the second after its ``exec`` attempt; when the
     connection ends between them, a program replaced the worker, so ``exec`` was not denied."""
-    request = {"op": "probe", "targets": targets, "limits": _PROBE_LIMITS.wire()}
+    request = _wire.probe_request(targets, _PROBE_LIMITS.wire())
     answers: list[dict[str, Any]] = []
     frames = 0
     try:
@@ -358,15 +349,9 @@ async def execute(
         return Timings(compile_ms=compile_ms, run_ms=run_ms, total_ms=total)
 
     try:
-        request: dict[str, Any] = {
-            "op": "exec",
-            "code": code,
-            "limits": limits.wire(),
-            "namespaces": catalog,
-        }
+        # compiled here, the worker skips compiling (and reports errors when it is not)
         compiled = _compiled(code) if len(code) <= _HOST_COMPILE_CHARS else None
-        if compiled is not None:  # the worker skips compiling; it reports errors when not
-            request["compiled"] = compiled
+        request = _wire.exec_request(code, limits.wire(), catalog, compiled)
         writer.write(_wire.encode_marshal(request))
         budget = Budget()
         async with asyncio.timeout(limits.timeout_s):

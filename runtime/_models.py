@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runtime.worker._wire import WireLimits
+
 ErrorKind = Literal[
     "syntax", "policy", "runtime", "tool", "timeout", "memory", "limit", "crash", "protocol"
 ]
@@ -29,8 +31,16 @@ class Limits(BaseModel):
     max_concurrent_calls: int = Field(64, ge=1, le=4096)
     """Provider calls served at once on the host; the rest wait their turn."""
 
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump()
+    def wire(self) -> WireLimits:
+        """The limits as the worker receives them."""
+        return {
+            "timeout_s": self.timeout_s,
+            "memory_mb": self.memory_mb,
+            "output_bytes": self.output_bytes,
+            "max_result_bytes": self.max_result_bytes,
+            "max_calls": self.max_calls,
+            "max_concurrent_calls": self.max_concurrent_calls,
+        }
 
 
 class CompileIssue(BaseModel):

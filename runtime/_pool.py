@@ -22,6 +22,7 @@ from typing import Any
 
 from runtime._errors import SandboxClosed, SandboxUnavailable
 from runtime._spares import DEFAULT_CAP, QUIET_S, SparePolicy
+from runtime.worker import _wire
 from runtime.worker._confine import ENVIRONMENT, KEPT_ENV
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
@@ -208,7 +209,8 @@ class WorkerPool:
         request_id = next(self._ids)
         future: asyncio.Future[int] = loop.create_future()
         self._forks[request_id] = future
-        payload = json.dumps({"op": "fork", "id": request_id, "spare": spare}).encode()
+        fork: _wire.ForkRequest = {"op": "fork", "id": request_id, "spare": spare}
+        payload = json.dumps(fork).encode()
         try:
             while True:
                 try:
@@ -237,7 +239,8 @@ class WorkerPool:
         if self._ctrl is None or self._closed:
             return
         try:
-            self._ctrl.send(json.dumps({"op": "kill", "id": worker_id}).encode())
+            kill: _wire.KillRequest = {"op": "kill", "id": worker_id}
+            self._ctrl.send(json.dumps(kill).encode())
         except BlockingIOError:
             asyncio.get_running_loop().call_later(0.001, self._kill, worker_id)
         except OSError:

@@ -13,17 +13,48 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Literal
+import typing
+from typing import Any, Generic, Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from runtime._models import CompileIssue, ErrorKind
 from runtime._threads import run_host_work
 from runtime.worker import _wire
 
+_M = TypeVar("_M")
+
 
 class ProtocolViolation(Exception):
     """The worker sent something the protocol does not allow."""
+
+
+class MessageCheck(Generic[_M]):
+    """Validates one message type of the protocol against its declaration in the worker's
+    wire module (a ``TypedDict``): a strict pydantic model is generated from it, so the check
+    and the declaration cannot drift."""
+
+    def __init__(self, message: type[_M]) -> None:
+        hints = typing.get_type_hints(message)
+        required = message.__required_keys__  # type: ignore[attr-defined]
+        fields: dict[str, Any] = {
+            key: (hint, ...) if key in required else (hint | None, None)
+            for key, hint in hints.items()
+        }
+        config = ConfigDict(extra="forbid", strict=True)
+        self._model = create_model(message.__name__, __config__=config, **fields)
+
+    def __call__(self, raw: object) -> _M:
+        """``raw`` as the message it must be; raises ProtocolViolation naming the problem."""
+        try:
+            checked = self._model.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"]) or "the message"
+            raise ProtocolViolation(
+                f"malformed {self._model.__name__}: {where}: {first['msg']}"
+            ) from None
+        return cast(_M, checked.model_dump(exclude_unset=True))
 
 
 class WireResultError(BaseModel):

@@ -11,19 +11,31 @@ from runtime.worker._guards import Guards, SnippetClasses, make_guards
 from runtime.worker._policy import CompileProblem, compile_snippet
 from runtime.worker._probes import PROBES
 from runtime.worker._values import Admission
-from runtime.worker._wire import WireError
+from runtime.worker._wire import (
+    CallMessage,
+    CallReply,
+    ExecRequest,
+    ProbeRequest,
+    WireError,
+    WireLimits,
+)
 
 __all__ = [
     "ISOLATION_MODES",
     "OPTIONAL_LAYERS",
     "PROBES",
     "Admission",
+    "CallMessage",
+    "CallReply",
     "CompileProblem",
+    "ExecRequest",
     "Guards",
     "PolicyError",
+    "ProbeRequest",
     "SnippetClasses",
     "ToolError",
     "WireError",
+    "WireLimits",
     "compile_snippet",
     "make_guards",
 ]

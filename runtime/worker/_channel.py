@@ -131,9 +131,7 @@ class Channel:
             )
         self.calls += 1
         call_id = next(self._ids)
-        message = {"op": "call", "id": call_id, "ns": namespace, "name": name, "kwargs": kwargs}
-        if args:
-            message["args"] = list(args)
+        message = _wire.call_message(call_id, namespace, name, kwargs, list(args))
         try:
             frame = _wire.encode_json(message)
         except (TypeError, ValueError, RecursionError) as exc:

@@ -45,6 +45,7 @@ from runtime.worker._output import Output
 from runtime.worker._policy import MAIN, CompileProblem, compile_snippet
 from runtime.worker._results import encode_result, exception_error
 from runtime.worker._values import Admission
+from runtime.worker._wire import WireLimits
 
 MAX_EXEC_MESSAGE = 64 * 1024 * 1024
 _REQUEST_BUFFER = 64 * 1024
@@ -55,14 +56,14 @@ def _address_space() -> int:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def limit_values(limits: dict[str, Any], address_space: int) -> tuple[int, int, int]:
+def limit_values(limits: WireLimits, address_space: int) -> tuple[int, int, int]:
     """CPU seconds, address-space bytes and alarm seconds for an execution's limits."""
     timeout = math.ceil(float(limits["timeout_s"]))
     budget = address_space + int(limits["memory_mb"]) * 1024 * 1024
     return timeout + 1, budget, timeout + 2
 
 
-def apply_limits(limits: dict[str, Any], address_space: int) -> None:
+def apply_limits(limits: WireLimits, address_space: int) -> None:
     cpu, budget, alarm = limit_values(limits, address_space)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (budget, budget))
@@ -76,12 +77,13 @@ _REHEARSAL = (
     "print(len(rows), text)\n"
     "return {'n': len(rows), 'text': text, 'first': json.dumps(rows[0])}\n"
 )
-_REHEARSAL_LIMITS = {
+_REHEARSAL_LIMITS: WireLimits = {
     "timeout_s": 1,
     "memory_mb": 64,
     "output_bytes": 4096,
     "max_calls": 1,
     "max_result_bytes": 65536,
+    "max_concurrent_calls": 1,
 }
 
 
@@ -116,19 +118,15 @@ class Prepared:
         """
         ours, host = socket.socketpair()
         with ours, host:
-            request = {
-                "op": "exec",
-                "code": _REHEARSAL,
-                "compiled": self.rehearsal,
-                "limits": _REHEARSAL_LIMITS,
-                "namespaces": {"tools": "read\n"},
-            }
+            request = _wire.exec_request(
+                _REHEARSAL, _REHEARSAL_LIMITS, {"tools": "read\n"}, self.rehearsal
+            )
             host.sendall(_wire.encode_marshal(request))
             link = await _connect(ours)
             received = _wire.receive_frame(
                 ours, self.buffer, max_bytes=MAX_EXEC_MESSAGE, trust_marshal=True
             )
-            host.sendall(_wire.encode_marshal({"id": 1, "ok": True, "value": "hello"}))
+            host.sendall(_wire.encode_marshal(_wire.call_reply(1, "hello")))
             limit_values(received["limits"], _address_space())
             result = await _run(link, received, self)
             for frame in encode_result(result, _REHEARSAL_LIMITS):
@@ -160,7 +158,7 @@ class Prepared:
 
 async def _run(
     link: HostLink,
-    request: dict[str, Any],
+    request: _wire.ExecRequest,
     prepared: Prepared,
 ) -> dict[str, Any]:
     limits = request["limits"]
@@ -284,7 +282,7 @@ def _unconfined(failure: str) -> dict[str, Any]:
     }
 
 
-async def _probe(link: HostLink, request: dict[str, Any], kernel: Kernel) -> None:
+async def _probe(link: HostLink, request: _wire.ProbeRequest, kernel: Kernel) -> None:
     """Run the doctor's probes with the language layer bypassed, then try ``exec`` last.
 
     The first frame carries every probe but ``exec``; the second, ``exec``'s own result. A host

@@ -28,6 +28,7 @@ from runtime.worker import _audit, _wire
 from runtime.worker._channel import CallLimitError
 from runtime.worker._errors import PolicyError, ToolError
 from runtime.worker._policy import FILENAME
+from runtime.worker._wire import WireLimits
 
 PART_BYTES = 1 << 20
 """Values whose JSON is larger than this cross in slices of about this size."""
@@ -72,7 +73,7 @@ def snippet_line(tb: TracebackType | None) -> int | None:
     return line
 
 
-def exception_error(exc: BaseException, limits: dict[str, Any]) -> dict[str, Any]:
+def exception_error(exc: BaseException, limits: WireLimits) -> dict[str, Any]:
     line = snippet_line(exc.__traceback__)
     name = type(exc).__name__
     if isinstance(exc, MemoryError):
@@ -224,7 +225,7 @@ def _encode(result: dict[str, Any]) -> Encoded:
         return _encode({**result, "value": value, "warnings": warnings})
 
 
-def _checked(result: dict[str, Any], limits: dict[str, Any]) -> Encoded:
+def _checked(result: dict[str, Any], limits: WireLimits) -> Encoded:
     cap = int(limits["max_result_bytes"])
     try:
         sent, frame = _encode(result)
@@ -313,7 +314,7 @@ def _sliced(result: dict[str, Any], size: int) -> list[bytes] | None:
     return frames
 
 
-def encode_result(result: dict[str, Any], limits: dict[str, Any]) -> list[bytes]:
+def encode_result(result: dict[str, Any], limits: WireLimits) -> list[bytes]:
     """The result frames; every failure to encode becomes an error result, never an exception."""
     sent, frame = _checked(result, limits)
     if len(frame) <= PART_BYTES or not sent.get("ok"):

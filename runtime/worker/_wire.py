@@ -9,10 +9,10 @@ Two codecs exist and each direction uses exactly one:
 * ``M`` (marshal, host -> worker): the worker trusts the host, and marshal moves large
   tool results into the sandbox at memory speed.
 
-This module imports only the standard library: the worker side must fork cheaply.
+This module imports only the standard library: the worker side must fork cheaply. (No
+``from __future__ import annotations`` here: the message ``TypedDict``s need their
+``NotRequired`` keys evaluated, which string annotations hide on Python 3.11.)
 """
-
-from __future__ import annotations
 
 import asyncio
 import base64
@@ -22,7 +22,7 @@ import marshal
 import select
 import socket
 import struct
-from typing import Any, Protocol
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 HEADER = struct.Struct(">IB")
 JSON = ord("J")
@@ -32,6 +32,146 @@ BYTES_TAG = "\x00bytes"
 
 class WireError(Exception):
     """A frame that breaks the protocol: oversized, unknown codec, or undecodable."""
+
+
+# -- the messages, declared once: the host validates what the worker sends against these, and
+# both sides (the rehearsal too) build what they send with the builders below.
+
+
+class WireLimits(TypedDict):
+    """``runtime.Limits`` as the worker receives it."""
+
+    timeout_s: float
+    memory_mb: int
+    output_bytes: int
+    max_result_bytes: int
+    max_calls: int
+    max_concurrent_calls: int
+
+
+class ExecRequest(TypedDict):
+    """Host -> worker: run this snippet."""
+
+    op: Literal["exec"]
+    code: str
+    limits: WireLimits
+    namespaces: dict[str, str]
+    """Namespace -> its provider names, one per line."""
+    compiled: NotRequired[Any]
+    """The snippet compiled by the host under the same policy (a code object)."""
+
+
+class ProbeRequest(TypedDict):
+    """Host -> worker: run the doctor's probes instead of a snippet."""
+
+    op: Literal["probe"]
+    targets: dict[str, Any]
+    limits: WireLimits
+
+
+class CallMessage(TypedDict):
+    """Worker -> host: a provider call."""
+
+    op: Literal["call"]
+    id: int
+    ns: str
+    name: str
+    kwargs: dict[str, Any]
+    args: NotRequired[list[Any]]
+
+
+class ReplyError(TypedDict):
+    code: str
+    message: str
+
+
+class CallReply(TypedDict):
+    """Host -> worker: the answer to call ``id``."""
+
+    id: int
+    ok: bool
+    value: NotRequired[Any]
+    error: NotRequired[ReplyError]
+
+
+class ForkRequest(TypedDict):
+    """Host -> zygote: fork a worker on the socket sent with this message."""
+
+    op: Literal["fork"]
+    id: int
+    spare: bool
+    """A spare rehearses and fills its heap while it waits; one forked for a waiting call
+    does neither."""
+
+
+class KillRequest(TypedDict):
+    """Host -> zygote: kill worker ``id`` (the host cannot see into the PID namespace)."""
+
+    op: Literal["kill"]
+    id: int
+
+
+class ZygoteReady(TypedDict):
+    op: Literal["ready"]
+    pid: int
+    layers: list[dict[str, Any]]
+
+
+class ZygoteForked(TypedDict):
+    op: Literal["forked"]
+    id: int
+
+
+class ZygoteExited(TypedDict):
+    op: Literal["exited"]
+    id: int
+    status: int
+
+
+class ZygoteError(TypedDict):
+    op: Literal["error"]
+    id: int
+    message: str
+
+
+ZygoteReport = ZygoteReady | ZygoteForked | ZygoteExited | ZygoteError
+"""What the zygote tells the host."""
+
+
+def exec_request(
+    code: str, limits: WireLimits, namespaces: dict[str, str], compiled: Any = None
+) -> ExecRequest:
+    request: ExecRequest = {"op": "exec", "code": code, "limits": limits, "namespaces": namespaces}
+    if compiled is not None:
+        request["compiled"] = compiled
+    return request
+
+
+def probe_request(targets: dict[str, Any], limits: WireLimits) -> ProbeRequest:
+    return {"op": "probe", "targets": targets, "limits": limits}
+
+
+def call_message(
+    call_id: int, namespace: str, name: str, kwargs: dict[str, Any], args: list[Any]
+) -> CallMessage:
+    message: CallMessage = {
+        "op": "call",
+        "id": call_id,
+        "ns": namespace,
+        "name": name,
+        "kwargs": kwargs,
+    }
+    if args:
+        message["args"] = args
+    return message
+
+
+def call_reply(call_id: int, value: Any) -> CallReply:
+    return {"id": call_id, "ok": True, "value": value}
+
+
+def call_failure(call_id: int, code: str, message: str) -> CallReply:
+    return {"id": call_id, "ok": False, "error": {"code": code, "message": message}}
 
 
 def _json_default(value: object) -> object:

@@ -33,7 +33,7 @@ import sys
 import time
 from typing import NoReturn
 
-from runtime.worker import _libc
+from runtime.worker import _libc, _wire
 from runtime.worker._confine import FULL, Kernel
 from runtime.worker._process import Prepared, serve
 
@@ -59,7 +59,7 @@ class Zygote:
         if lifeline >= 0:
             self.selector.register(lifeline, selectors.EVENT_READ)
 
-    def send(self, message: dict[str, object]) -> None:
+    def send(self, message: _wire.ZygoteReport) -> None:
         try:
             self.ctrl.send(json.dumps(message).encode())
         except OSError:
@@ -70,7 +70,12 @@ class Zygote:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.set_wakeup_fd(self.wake_w)
         gc.freeze()  # children never collect the shared heap, so never write to its pages
-        self.send({"op": "ready", "pid": os.getpid(), "layers": self.kernel.layers()})
+        ready: _wire.ZygoteReady = {
+            "op": "ready",
+            "pid": os.getpid(),
+            "layers": self.kernel.layers(),
+        }
+        self.send(ready)
         while True:
             for key, _ in self.selector.select():
                 if key.fileobj == self.wake_r:
@@ -114,20 +119,21 @@ class Zygote:
         if op != "fork" or len(fds) != 1:
             for fd in fds:
                 os.close(fd)
-            self.send({"op": "error", "id": request_id, "message": "bad fork request"})
+            self.send(_failed(request_id, "bad fork request"))
             return
         try:
             pid = os.fork()
         except OSError as exc:
             os.close(fds[0])
-            self.send({"op": "error", "id": request_id, "message": f"fork failed: {exc}"})
+            self.send(_failed(request_id, f"fork failed: {exc}"))
             return
         if pid == 0:
             self.become_worker(fds[0], spare=request.get("spare") is not False)
         os.close(fds[0])
         self.children[pid] = request_id
         self.pids[request_id] = pid
-        self.send({"op": "forked", "id": request_id})
+        forked: _wire.ZygoteForked = {"op": "forked", "id": request_id}
+        self.send(forked)
 
     def become_worker(self, fd: int, *, spare: bool) -> NoReturn:
         try:
@@ -158,7 +164,8 @@ class Zygote:
             if worker is None:
                 continue  # an orphan reparented to us as PID 1
             self.pids.pop(worker, None)
-            self.send({"op": "exited", "id": worker, "status": status})
+            exited: _wire.ZygoteExited = {"op": "exited", "id": worker, "status": status}
+            self.send(exited)
 
     def shutdown(self) -> NoReturn:
         for pid in self.children:
@@ -223,3 +230,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         _libc.prctl(_libc.PR_SET_PDEATHSIG, signal.SIGKILL)
     kernel.verify()
     Zygote(ctrl, prepared, kernel, lifeline).run()
+
+
+def _failed(request_id: int, message: str) -> _wire.ZygoteError:
+    return {"op": "error", "id": request_id, "message": message}

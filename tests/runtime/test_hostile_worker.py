@@ -147,3 +147,18 @@ async def test_a_worker_that_says_nothing_times_out_and_is_killed() -> None:
 
     done, kills = await run_against(silent, Limits(timeout_s=0.5))
     assert done.error is not None and done.error.kind == "timeout" and kills == [7]
+
+
+async def test_a_call_the_protocol_does_not_declare_is_refused_naming_the_field() -> None:
+    """Calls are checked against the protocol's own declaration (CallMessage): a wrong type,
+    an extra key or a missing one stops the worker, and the error names the field."""
+    good = {"op": "call", "id": 1, "ns": "tools", "name": "read", "kwargs": {}}
+    for bad, field in [
+        ({**good, "id": "1"}, "id"),
+        ({**good, "extra": 1}, "extra"),
+        ({k: v for k, v in good.items() if k != "kwargs"}, "kwargs"),
+    ]:
+        done, kills = await run_against(sends(frame(json.dumps(bad).encode())))
+        assert done.error is not None and done.error.kind == "protocol", done.text
+        assert f"malformed CallMessage: {field}:" in done.error.message
+        assert kills == [7]

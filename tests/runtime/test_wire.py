@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime.worker import WireError
+from runtime import Limits
+from runtime.worker import WireError, WireLimits
 from runtime.worker import _wire as wire
 
 plain = st.recursive(
@@ -89,3 +90,9 @@ async def test_frames_read_back_from_a_stream() -> None:
         "op": "result",
         "value": b"\x00",
     }
+
+
+def test_the_limits_cross_as_the_protocol_declares_them() -> None:
+    """Every field of Limits reaches the worker, under the same name, and nothing else."""
+    assert set(Limits.model_fields) == set(WireLimits.__annotations__)
+    assert set(Limits().wire()) == set(WireLimits.__required_keys__)
