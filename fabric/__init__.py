@@ -6,6 +6,7 @@ small, governed result.
 """
 
 from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
+from fabric._outcomes import FabricResult
 from fabric._session import Fabric
 from fabric._translate import ErrorPayload, error_payload
 from fabric.providers import Provider, ProviderRegistry, Workspace
@@ -19,6 +20,7 @@ __all__ = [
     "Fabric",
     "FabricClosed",
     "FabricError",
+    "FabricResult",
     "Limits",
     "Provider",
     "ProviderCallError",

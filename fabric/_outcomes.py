@@ -12,6 +12,21 @@ from runtime import ExecError, ExecResult, ProviderCallError, ProviderHost, Timi
 from store import StoreError
 
 
+class FabricResult(ExecResult):
+    """What ``Fabric.exec`` returns: the sandbox's ``ExecResult``, with ``analysis`` typed as
+    the analyzer's diagnosis (the runtime cannot know the analyzer's types)."""
+
+    analysis: Analysis | None = None
+    """The static diagnosis of the snippet, made beside (or, when strict, before) the run."""
+
+    @classmethod
+    def of(cls, result: ExecResult, analysis: Analysis | None) -> FabricResult:
+        """``result`` with its diagnosis, without validating the value again."""
+        fields = dict(result)
+        fields["analysis"] = analysis
+        return cls.model_construct(result.model_fields_set | {"analysis"}, **fields)
+
+
 class Watched:
     """A provider host that reports each call before serving it."""
 
@@ -67,14 +82,14 @@ def verdict_fields(analysis: Any) -> dict[str, Any]:
     }
 
 
-def refused(error: ExecError, analysis: Analysis | None = None) -> ExecResult:
+def refused(error: ExecError, analysis: Analysis | None = None) -> FabricResult:
     """The result of a snippet that was not run, failing with ``error``."""
-    return ExecResult(
+    return FabricResult(
         ok=False, text=render_error(error), error=error, timings=Timings(), analysis=analysis
     )
 
 
-def disabled() -> ExecResult:
+def disabled() -> FabricResult:
     return refused(
         ExecError(
             kind="policy",
@@ -85,7 +100,7 @@ def disabled() -> ExecResult:
     )
 
 
-def empty_snippet() -> ExecResult:
+def empty_snippet() -> FabricResult:
     """The result of a snippet with no code in it."""
     return refused(
         ExecError(
@@ -97,7 +112,7 @@ def empty_snippet() -> ExecResult:
     )
 
 
-def blocked(diagnosis: Analysis) -> ExecResult:
+def blocked(diagnosis: Analysis) -> FabricResult:
     """The result of a snippet refused before it ran."""
     first = next((d for d in diagnosis.diagnostics if d.severity == "error"), None)
     message = first.message if first else "the analyzer blocked this snippet"

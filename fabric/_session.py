@@ -19,8 +19,9 @@ from fabric._config import ConfigFile, Loaded, overlay
 from fabric._context import ContextTools, register_context_tools
 from fabric._errors import ConfigError, FabricClosed
 from fabric._events import Counters, Events
-from fabric._llm import Budgets, Completer, OpenAICompatible, summarize_with_model
+from fabric._llm import Completer
 from fabric._outcomes import (
+    FabricResult,
     Watched,
     blocked,
     disabled,
@@ -29,13 +30,13 @@ from fabric._outcomes import (
     store_errors,
     verdict_fields,
 )
+from fabric._summaries import Summaries
 from fabric._translate import describe
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import (
     ISOLATIONS,
     MAX_RUNNING,
     DoctorReport,
-    ExecResult,
     Isolation,
     Layer,
     Limits,
@@ -45,13 +46,11 @@ from runtime import (
     run_host_work,
 )
 from runtime.boundary import (
-    MODES,
     Boundary,
     BoundaryConfig,
     ResultFormat,
     ResultPolicy,
     TokenCounter,
-    summarize,
 )
 from store import Facts, Store, StoreError
 
@@ -113,13 +112,15 @@ class Fabric:
                 self._setup_warnings.append(f"results cannot be stored: {exc}")
         self.tokens = TokenCounter()
         self._facts: Facts | None = None
-        self.summary_model: Completer | None = None
-        """What answers ``mode="model"`` summaries; set it to use your own (tests use a double)."""
         self.boundary = Boundary(store, None, self.tokens)
         self.events = Events(root / ".fabric" / "events.jsonl")
         self.counters = Counters()
         self._apply(loaded)
         self.context = ContextTools(self.boundary, self.workspace, self._event)
+        self.summaries = Summaries(
+            self.context, self.tokens, self._event, lambda: self.config.model
+        )
+        """``ctx.summarize``: deterministic and model summaries, the source under a handle."""
         register_file_tools(self.providers, self.workspace)
         register_context_tools(self.providers, self.context)
         self._register_memory_tools()
@@ -196,7 +197,7 @@ class Fabric:
         result_format: ResultFormat | None = None,
         strict: bool | None = None,
         on_call: Callable[[str], None] | None = None,
-    ) -> ExecResult:
+    ) -> FabricResult:
         """Run a snippet. Its faults come back in the result (``ok=False``), never raised.
 
         The result passes the boundary: ``text`` is at most the offload threshold (plus a fixed
@@ -253,7 +254,7 @@ class Fabric:
         else:
             finish = functools.partial(self.boundary.finish, policy=policy, fmt=result_format)
             result = await run_host_work(finish, result)
-        result = result.model_copy(update={"analysis": await running})
+        result = FabricResult.of(result, await running)
         advisory = self.config.runtime_advisory_threshold
         if advisory and result.ok and result.policy_applied == "inline" and result.bytes > advisory:
             note = (
@@ -413,79 +414,29 @@ class Fabric:
 
         ``structural`` and ``code`` are deterministic; ``model`` uses the configured model (the
         ``model`` key of config.json), in chunks within the given budgets."""
-        if mode not in MODES:
-            raise ProviderCallError(
-                f"unknown summary mode {mode!r}; modes: {', '.join(MODES)}", code="bad_mode"
-            )
-        if strategy not in ("chunked", "direct"):
-            raise ProviderCallError('strategy is "chunked" or "direct"', code="bad_arguments")
-        if (text is None) == (handle is None):
-            raise ProviderCallError("pass either text or handle", code="bad_arguments")
-        if not isinstance(max_tokens, int) or not 16 <= max_tokens <= 100_000:
-            raise ProviderCallError(
-                "max_tokens must be between 16 and 100000", code="bad_arguments"
-            )
-        if mode == "model" and self.config.model is None and self.summary_model is None:
-            raise ProviderCallError(
-                "no model is configured, so mode='model' cannot run; add "
-                '"model": {"baseUrl": ..., "model": ..., "apiKeyEnv": ...} to .fabric/config.json, '
-                "or use mode='structural' or mode='code' (deterministic)",
-                code="no_model",
-            )
-        try:
-            budgets = Budgets(
+        return await self.summaries.summarize(
+            text=text,
+            handle=handle,
+            mode=mode,
+            max_tokens=max_tokens,
+            strategy=strategy,
+            budgets=dict(
                 max_input_tokens=max_input_tokens,
                 max_chunks=max_chunks,
                 max_calls=max_calls,
                 timeout_seconds=timeout_seconds,
-            )
-        except ValidationError as exc:
-            raise ProviderCallError(describe(exc), code="bad_arguments") from None
-        store = self.context.store
-        if text is not None:
-            entry = await asyncio.to_thread(
-                store.put, text, tool="ctx.summarize", tokens=self.tokens.count(text)
-            )
-        else:
-            entry = await asyncio.to_thread(store.stat, handle or "")
-        source = await asyncio.to_thread(store.get_text, entry.handle)
-        extra: dict[str, Any] = {}
-        if mode == "model":
-            completer = self.summary_model or OpenAICompatible(self.config.model)  # type: ignore[arg-type]
-            done = await summarize_with_model(
-                source,
-                completer=completer,
-                count=self.tokens.count,
-                max_tokens=max_tokens,
-                budgets=budgets,
-                strategy=strategy,  # type: ignore[arg-type]
-                handle=entry.handle,
-            )
-            summary_text, tokens, coverage = done.text, done.tokens, done.coverage
-            extra = {"calls": done.calls, "chunks": done.chunks, "next_offset": done.next_offset}
-        else:
-            summary = await asyncio.to_thread(
-                summarize, source, mode, max_tokens, self.tokens.count, entry.content_type
-            )
-            summary_text, tokens, coverage = summary.text, summary.tokens, summary.coverage
-        self._event(
-            "summarize",
-            mode=mode,
-            bytes=entry.bytes,
-            tokens=entry.tokens,
-            summary_tokens=tokens,
-            handle=entry.handle,
-            **extra,
+            ),
         )
-        return {
-            "summary": summary_text,
-            "mode": mode,
-            "tokens": tokens,
-            "coverage": coverage,
-            "handle": entry.handle,
-            "source_bytes": entry.bytes,
-            **extra,
-        }
+
+    @property
+    def summary_model(self) -> Completer | None:
+        """What answers ``mode="model"`` summaries; set it to use your own (tests use a
+        double). Without one, the configured endpoint (``model`` in config.json) does."""
+        return self.summaries.model
+
+    @summary_model.setter
+    def summary_model(self, model: Completer | None) -> None:
+        self.summaries.model = model
 
     @property
     def facts(self) -> Facts:

@@ -23,15 +23,14 @@ from mcp.server.mcpserver.exceptions import ToolError as SdkToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
-from analyzer import Analysis
 from fabric import __version__
 from fabric._config import FabricConfig
+from fabric._outcomes import FabricResult
 from fabric._session import Fabric
 from fabric._translate import describe, error_payload
 from fabric.mcp._breaker import REFUSE_AT, WARN_AT, RepeatBreaker
 from fabric.mcp._describe import exec_description
 from fabric.mcp._http import HttpSettings, serve_http
-from runtime import ExecResult
 
 log = logging.getLogger("fabric.mcp")
 DEFAULTS = FabricConfig().flat()
@@ -131,7 +130,7 @@ class _Server(MCPServer):
             return _failure("bad_arguments", f"{name}: {describe(exc.__cause__)}")
 
 
-def _exec_structured(result: ExecResult, threshold: int) -> dict[str, Any]:
+def _exec_structured(result: FabricResult, threshold: int) -> dict[str, Any]:
     """The structured content of a ``fabric_exec`` reply; the value rides along only when it
     was inlined and is no larger than ``threshold`` (``readOffloadThreshold``): a forced
     ``inline`` of a large result is sent once, as text, not twice."""
@@ -151,7 +150,7 @@ def _exec_structured(result: ExecResult, threshold: int) -> dict[str, Any]:
         out["value"] = result.value
     if result.error is not None:
         out["error"] = result.error.model_dump(mode="json", exclude_none=True)
-    if isinstance(result.analysis, Analysis):
+    if result.analysis is not None:
         out["analysis"] = {
             "classification": result.analysis.classification.value,
             "bounded": result.analysis.bounded,

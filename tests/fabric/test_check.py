@@ -107,3 +107,17 @@ def test_fabric_exec_strict_flag(tmp_path: Path) -> None:
         stdin='return await tools.ls(path=".")',
     )
     assert done.returncode == 1 and "Blocked" in done.stdout
+
+
+async def test_exec_returns_the_diagnosis_typed(tmp_path: Path) -> None:
+    """``fab.exec`` gives a FabricResult whose analysis is the analyzer's Analysis, also for
+    a result made without running (an empty snippet has none)."""
+    from analyzer import Analysis
+    from fabric import FabricResult
+
+    async with Fabric(tmp_path, spares=0) as fab:
+        done = await fab.exec("return 1 + 1")
+        empty = await fab.exec("")
+    assert isinstance(done, FabricResult) and isinstance(done.analysis, Analysis)
+    assert done.value == 2 and done.analysis.verdict == "PASS"
+    assert isinstance(empty, FabricResult) and empty.analysis is None

@@ -1,0 +1,114 @@
+"""``ctx.summarize``: one owner for summaries, deterministic (``structural``, ``code``) or by a
+model, the source always kept under a handle."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from fabric._context import ContextTools
+from fabric._llm import Budgets, Completer, ModelSettings, OpenAICompatible, summarize_with_model
+from fabric._translate import describe
+from runtime import ProviderCallError
+from runtime.boundary import MODES, TokenCounter, summarize
+
+
+class Summaries:
+    """Summaries of text or stored results, recorded as ``summarize`` events."""
+
+    def __init__(
+        self,
+        context: ContextTools,
+        tokens: TokenCounter,
+        record: Callable[..., object],
+        configured: Callable[[], ModelSettings | None],
+    ) -> None:
+        self._context, self._tokens, self._record = context, tokens, record
+        self._configured = configured
+        self.model: Completer | None = None
+        """A model of your own for ``mode="model"``; else the configured endpoint."""
+
+    async def summarize(
+        self,
+        *,
+        text: str | None,
+        handle: str | None,
+        mode: str,
+        max_tokens: int,
+        strategy: str,
+        budgets: dict[str, Any],
+    ) -> dict[str, Any]:
+        """A summary within ``max_tokens``; ``budgets`` bound a model summary's input, chunks,
+        calls and time."""
+        if mode not in MODES:
+            raise ProviderCallError(
+                f"unknown summary mode {mode!r}; modes: {', '.join(MODES)}", code="bad_mode"
+            )
+        if strategy not in ("chunked", "direct"):
+            raise ProviderCallError('strategy is "chunked" or "direct"', code="bad_arguments")
+        if (text is None) == (handle is None):
+            raise ProviderCallError("pass either text or handle", code="bad_arguments")
+        if not isinstance(max_tokens, int) or not 16 <= max_tokens <= 100_000:
+            raise ProviderCallError(
+                "max_tokens must be between 16 and 100000", code="bad_arguments"
+            )
+        settings = self._configured()
+        if mode == "model" and settings is None and self.model is None:
+            raise ProviderCallError(
+                "no model is configured, so mode='model' cannot run; add "
+                '"model": {"baseUrl": ..., "model": ..., "apiKeyEnv": ...} to .fabric/config.json, '
+                "or use mode='structural' or mode='code' (deterministic)",
+                code="no_model",
+            )
+        try:
+            limits = Budgets(**budgets)
+        except ValidationError as exc:
+            raise ProviderCallError(describe(exc), code="bad_arguments") from None
+        store = self._context.store
+        if text is not None:
+            entry = await asyncio.to_thread(
+                store.put, text, tool="ctx.summarize", tokens=self._tokens.count(text)
+            )
+        else:
+            entry = await asyncio.to_thread(store.stat, handle or "")
+        source = await asyncio.to_thread(store.get_text, entry.handle)
+        extra: dict[str, Any] = {}
+        if mode == "model":
+            completer = self.model or OpenAICompatible(settings)  # type: ignore[arg-type]
+            done = await summarize_with_model(
+                source,
+                completer=completer,
+                count=self._tokens.count,
+                max_tokens=max_tokens,
+                budgets=limits,
+                strategy=strategy,  # type: ignore[arg-type]
+                handle=entry.handle,
+            )
+            summary_text, tokens, coverage = done.text, done.tokens, done.coverage
+            extra = {"calls": done.calls, "chunks": done.chunks, "next_offset": done.next_offset}
+        else:
+            summary = await asyncio.to_thread(
+                summarize, source, mode, max_tokens, self._tokens.count, entry.content_type
+            )
+            summary_text, tokens, coverage = summary.text, summary.tokens, summary.coverage
+        self._record(
+            "summarize",
+            mode=mode,
+            bytes=entry.bytes,
+            tokens=entry.tokens,
+            summary_tokens=tokens,
+            handle=entry.handle,
+            **extra,
+        )
+        return {
+            "summary": summary_text,
+            "mode": mode,
+            "tokens": tokens,
+            "coverage": coverage,
+            "handle": entry.handle,
+            "source_bytes": entry.bytes,
+            **extra,
+        }
