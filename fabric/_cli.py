@@ -39,28 +39,31 @@ def _read_code(source: str) -> str:
 
 
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
-    """Parse ``argv``; a flag the chosen command does not know gets the near one it does."""
+    """Parse ``argv``; a flag the chosen command does not know gets the near one it does, in
+    that command's own usage message."""
     args, extra = parser.parse_known_args(argv)
     if extra:
-        known = sorted(_options(parser, args))
+        chosen = _chosen(parser, args)
+        known = sorted(o for p in chosen for a in p._actions for o in a.option_strings)
         message = "unrecognized arguments: " + " ".join(extra)
         for word in extra:
             near = difflib.get_close_matches(word.split("=")[0], known, n=1, cutoff=0.75)
             if word.startswith("-") and near:
                 message += f" (did you mean {near[0]}?)"
-        parser.error(message)
+        chosen[-1].error(message)
     return args
 
 
-def _options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> set[str]:
-    """The flags of the (sub)command ``args`` chose."""
-    found = {o for action in parser._actions for o in action.option_strings}
+def _chosen(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> list[argparse.ArgumentParser]:
+    """The parser and the (sub)commands ``args`` chose, outermost first."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            chosen = action.choices.get(getattr(args, action.dest, None) or "")
-            if chosen is not None:
-                found |= _options(chosen, args)
-    return found
+            sub = action.choices.get(getattr(args, action.dest, None) or "")
+            if sub is not None:
+                return [parser, *_chosen(sub, args)]
+    return [parser]
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -20,6 +20,18 @@ from runtime import ProviderCallError, SandboxError
 from store import StoreError
 
 log = logging.getLogger("fabric")
+USAGE_CODES = frozenset(
+    {
+        "bad_arguments",
+        "bad_query",
+        "bad_json_path",
+        "bad_range",
+        "bad_mode",
+        "invalid_regex",
+        "pattern_too_large",
+    }
+)
+"""Codes that mean the caller asked wrongly (exit status 2 in the CLI), not that work failed."""
 _KINDS = {
     "int": "a whole number",
     "float": "a number",
@@ -48,12 +60,12 @@ class ErrorPayload:
 def error_payload(exc: BaseException, names: Mapping[str, str] | None = None) -> ErrorPayload:
     """``exc`` as a user sees it. ``names`` maps parameter names to what the user typed
     (``{"timeout_s": "--timeout"}`` for the CLI); anything unexpected is logged with its
-    traceback and shown only as an internal error."""
+    traceback and shown only as an internal error, a bare pydantic ``ValidationError`` too
+    (input a user typed is validated where it arrives and raised as ``ConfigError`` or
+    ``ProviderCallError``, so one that gets here is Fabric's own)."""
     names = names or {}
-    if isinstance(exc, ValidationError):
-        return ErrorPayload("bad_arguments", describe(exc, names), True)
     if isinstance(exc, ProviderCallError):
-        return ErrorPayload(exc.code, exc.message, exc.code == "bad_arguments")
+        return ErrorPayload(exc.code, _renamed(exc.message, names), exc.code in USAGE_CODES)
     if isinstance(exc, ConfigError):
         return ErrorPayload(exc.code, _renamed(str(exc), names), True)
     if isinstance(exc, FabricError | SandboxError | StoreError):

@@ -38,7 +38,7 @@ class MessageCheck(Generic[_M]):
         hints = typing.get_type_hints(message)
         required = message.__required_keys__  # type: ignore[attr-defined]
         fields: dict[str, Any] = {
-            key: (hint, ...) if key in required else (hint | None, None)
+            key: (hint, ...) if key in required else (hint, None)  # absent, never null
             for key, hint in hints.items()
         }
         config = ConfigDict(extra="forbid", strict=True)

@@ -3,6 +3,7 @@ which starts ``# in a snippet``) runs as a script in a fresh workspace."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -29,3 +30,20 @@ def test_a_readme_example_runs_as_a_script(block: str, tmp_path: Path) -> None:
         [sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
+    for expected in promised(block):
+        assert expected in done.stdout.splitlines(), (expected, done.stdout)
+
+
+def promised(block: str) -> list[str]:
+    """What the block's ``print(...)  # <a Python literal>`` comments say it prints."""
+    found = []
+    for comment in re.findall(r"^\s*print\(.*\)\s*#\s*(.+)$", block, re.M):
+        try:
+            found.append(str(ast.literal_eval(comment.strip())))
+        except (ValueError, SyntaxError):
+            continue  # prose, not a value
+    return found
+
+
+def test_the_examples_promise_values() -> None:
+    assert sum(len(promised(block)) for block in BLOCKS) >= 2

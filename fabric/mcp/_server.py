@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SdkToolError
+from mcp.server.mcpserver.exceptions import UnexpectedToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
@@ -125,7 +126,9 @@ class _Server(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except SdkToolError as exc:
-            if not isinstance(exc.__cause__, ValidationError):
+            if isinstance(exc, UnexpectedToolError) or not isinstance(
+                exc.__cause__, ValidationError
+            ):
                 raise
             return _failure("bad_arguments", f"{name}: {describe(exc.__cause__)}")
 

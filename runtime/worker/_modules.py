@@ -28,6 +28,7 @@ import random
 import re
 import statistics
 import textwrap
+import types
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
@@ -200,10 +201,15 @@ def build_facades() -> dict[str, Facade]:
     makers = _makers()
     for name, members in VETTED.items():
         module = importlib.import_module(name)
-        facades[name] = Facade(
-            name,
-            {m: makers.get((name, m), getattr(module, m)) for m in members if hasattr(module, m)},
-        )
+        given = {
+            m: makers.get((name, m), getattr(module, m)) for m in members if hasattr(module, m)
+        }
+        for member, value in given.items():
+            if isinstance(value, types.ModuleType):  # a contract that names one is wrong
+                raise RuntimeError(
+                    f"the contract vets {name}.{member}, a module: never hand one out"
+                )
+        facades[name] = Facade(name, given)
     return facades
 
 

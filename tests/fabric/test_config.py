@@ -219,3 +219,22 @@ def test_the_readme_shows_every_setting_with_its_default() -> None:
     section = readme[readme.index("### `.fabric/config.json`") :]
     block = section[section.index("```json") + len("```json") : section.index("```\n", 10)]
     assert json.loads(block) == FabricConfig().flat()
+
+
+async def test_the_quantitative_policy_tightens_the_threshold_under_other_arguments(
+    tmp_path: Path,
+) -> None:
+    """An argument that sets other boundary fields leaves the file's threshold and caps in
+    force; one that sets the threshold itself wins over the caps."""
+    from runtime.boundary import BoundaryConfig
+
+    write(
+        tmp_path,
+        json.dumps({"readOffloadThreshold": 1000, "quantitativePolicy": {"maxBytes": 600}}),
+    )
+    async with Fabric(tmp_path, boundary=BoundaryConfig(result_policy="offload"), spares=0) as fab:
+        assert fab.boundary.config.read_offload_threshold == 600
+        assert fab.boundary.config.result_policy == "offload"
+    chosen = BoundaryConfig(read_offload_threshold=5000)
+    async with Fabric(tmp_path, boundary=chosen, spares=0) as fab:
+        assert fab.boundary.config.read_offload_threshold == 5000

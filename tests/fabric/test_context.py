@@ -101,7 +101,7 @@ def test_fabric_read_from_the_command_line(workspace: Path) -> None:
     )
     assert [v["value"] for v in as_json["values"]] == [0, 1]
     bad = cli("read", handle, "--query", "(", "--regex", "--workspace", str(workspace))
-    assert bad.returncode == 1 and "invalid_regex" in bad.stderr
+    assert bad.returncode == 2 and "invalid_regex" in bad.stderr  # the caller's mistake
 
 
 def test_fabric_exec_prints_the_offload_notice(workspace: Path) -> None:

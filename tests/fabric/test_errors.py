@@ -17,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from pydantic import ValidationError
 
 from fabric import ConfigError, Fabric, Limits, ProviderCallError, error_payload
+from fabric._translate import describe
 from runtime import SandboxError
 from store import NotFound, StoreError
 
@@ -35,16 +36,28 @@ LIMIT_FIELDS = {"timeout_s": (0.1, 3600), "memory_mb": (16, 65536), "max_calls":
     ),
 )
 def test_a_bad_limit_reads_in_the_users_terms(field: str, value: Any) -> None:
+    flag = f"--{field.replace('_', '-')}"
     try:
         Limits.model_validate({field: value})
     except ValidationError as exc:
-        payload = error_payload(exc, {field: f"--{field.replace('_', '-')}"})
+        payload = error_payload(ConfigError(describe(exc, {field: flag})))
     else:
         return
     assert payload.code == "bad_arguments" and payload.usage
-    assert payload.message.startswith(f"--{field.replace('_', '-')} must be ")
+    assert payload.message.startswith(f"{flag} must be ")
     assert "pydantic" not in payload.message and "http" not in payload.message
     assert "Input should" not in payload.message
+
+
+def test_a_validation_error_of_fabrics_own_is_internal(caplog: pytest.LogCaptureFixture) -> None:
+    """Input a user typed is validated where it arrives; a bare ValidationError reaching the
+    translation is Fabric's own bug, not the caller's mistake."""
+    try:
+        Limits.model_validate({"timeout_s": "soon"})
+    except ValidationError as exc:
+        payload = error_payload(exc)
+    assert payload.code == "internal" and not payload.usage and "timeout_s" not in payload.message
+    assert any(r.exc_info for r in caplog.records)
 
 
 def test_each_error_tree_has_its_codes() -> None:

@@ -162,3 +162,10 @@ async def test_a_call_the_protocol_does_not_declare_is_refused_naming_the_field(
         assert done.error is not None and done.error.kind == "protocol", done.text
         assert f"malformed CallMessage: {field}:" in done.error.message
         assert kills == [7]
+
+
+async def test_a_key_the_protocol_lets_a_call_omit_may_not_be_null() -> None:
+    call = {"op": "call", "id": 1, "ns": "tools", "name": "read", "kwargs": {}, "args": None}
+    done, kills = await run_against(sends(frame(json.dumps(call).encode())))
+    assert done.error is not None and done.error.kind == "protocol"
+    assert "malformed CallMessage: args:" in done.error.message and kills == [7]
