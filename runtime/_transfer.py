@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import time
 import typing
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import Any, Generic, Literal, NotRequired, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
 
 from runtime._models import CompileIssue, ErrorKind
 from runtime._threads import run_host_work
@@ -31,30 +32,29 @@ class ProtocolViolation(Exception):
 
 class MessageCheck(Generic[_M]):
     """Validates one message type of the protocol against its declaration in the worker's
-    wire module (a ``TypedDict``): a strict pydantic model is generated from it, so the check
-    and the declaration cannot drift."""
+    wire module (a ``TypedDict``): a strict ``TypeAdapter`` is made from the declaration
+    itself, so the check and the declaration cannot drift."""
 
     def __init__(self, message: type[_M]) -> None:
         hints = typing.get_type_hints(message)
         required = message.__required_keys__  # type: ignore[attr-defined]
-        fields: dict[str, Any] = {
-            key: (hint, ...) if key in required else (hint, None)  # absent, never null
-            for key, hint in hints.items()
-        }
-        config = ConfigDict(extra="forbid", strict=True)
-        self._model = create_model(message.__name__, __config__=config, **fields)
+        fields = {k: h if k in required else NotRequired[h] for k, h in hints.items()}
+        # pydantic reads TypedDicts of typing_extensions on Python 3.11; the worker's own
+        # module stays standard library only
+        make: Any = TypedDict
+        strict = make(message.__name__, fields)
+        strict.__pydantic_config__ = ConfigDict(extra="forbid", strict=True)
+        self.name = message.__name__
+        self._adapter: TypeAdapter[_M] = TypeAdapter(strict)
 
     def __call__(self, raw: object) -> _M:
         """``raw`` as the message it must be; raises ProtocolViolation naming the problem."""
         try:
-            checked = self._model.model_validate(raw)
+            return self._adapter.validate_python(raw)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             where = ".".join(str(p) for p in first["loc"]) or "the message"
-            raise ProtocolViolation(
-                f"malformed {self._model.__name__}: {where}: {first['msg']}"
-            ) from None
-        return cast(_M, checked.model_dump(exclude_unset=True))
+            raise ProtocolViolation(f"malformed {self.name}: {where}: {first['msg']}") from None
 
 
 class WireResultError(BaseModel):
