@@ -21,6 +21,7 @@ from pydantic.alias_generators import to_camel
 
 from analyzer import Options
 from fabric._llm import ModelSettings
+from fabric._translate import describe
 from runtime import Isolation, Limits
 from runtime.boundary import BoundaryConfig
 
@@ -181,10 +182,8 @@ def parse(raw: Any, where: str = "config.json") -> Loaded:
         try:
             setting.model.model_validate({setting.name: value}, strict=True)
         except ValidationError as exc:
-            problem = exc.errors()[0]["msg"]
-            warnings.append(
-                f"{where}: {key}={json.dumps(value)[:60]} is invalid ({problem}); using the default"
-            )
+            problem = describe(exc, {setting.name: str(key)})
+            warnings.append(f"{where}: {problem}; using the default")
             continue
         values[setting.section][setting.name] = value
         sources[setting.key] = "clamped" if note else "file"
@@ -196,6 +195,8 @@ def parse(raw: Any, where: str = "config.json") -> Loaded:
 def _clamp(setting: Setting, value: Any) -> tuple[Any, str | None]:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return value, None
+    if setting.model.model_fields[setting.name].annotation is int and not isinstance(value, int):
+        return value, None  # 1.5 for a whole number: refused as it is, not clamped first
     low, high = setting.bounds()
     if (low is None or value >= low) and (high is None or value <= high):
         return value, None

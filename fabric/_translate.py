@@ -92,7 +92,12 @@ def describe(exc: ValidationError, names: Mapping[str, str] | None = None) -> st
 def _one(error: Any, names: Mapping[str, str]) -> str:
     loc = [str(part) for part in error.get("loc", ()) if not str(part).endswith("Arguments")]
     field = ".".join(loc) or "the input"
-    name = names.get(field, field)
+    if field in names:
+        name = names[field]
+    elif loc and loc[0] in names:  # a field inside a setting: quantitativePolicy.maxBytes
+        name = ".".join([names[loc[0]], *loc[1:]])
+    else:
+        name = field
     kind, ctx = str(error.get("type", "")), error.get("ctx") or {}
     got = _shown(error.get("input"))
     if kind == "missing":

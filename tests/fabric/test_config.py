@@ -238,3 +238,19 @@ async def test_the_quantitative_policy_tightens_the_threshold_under_other_argume
     chosen = BoundaryConfig(read_offload_threshold=5000)
     async with Fabric(tmp_path, boundary=chosen, spares=0) as fab:
         assert fab.boundary.config.read_offload_threshold == 5000
+
+
+@pytest.mark.parametrize(
+    ("raw", "warning"),
+    [
+        ({"timeoutS": "x"}, "timeoutS must be a number, not 'x'; using the default"),
+        ({"memoryMb": 1.5}, "memoryMb must be a whole number, not 1.5; using the default"),
+        (
+            {"quantitativePolicy": {"maxBytes": -1}},
+            "quantitativePolicy.maxBytes must be at least 0, not -1; using the default",
+        ),
+    ],
+)
+def test_a_bad_value_is_warned_in_the_files_own_terms(raw: dict[str, Any], warning: str) -> None:
+    """The warning names the key as the file spells it, what it takes and what it got."""
+    assert parse(raw).warnings == (f"config.json: {warning}",)
