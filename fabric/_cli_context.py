@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fabric._cli_common import fail, report, subcommand
-from fabric._config import SETTINGS, ConfigFile
+from fabric._config import SETTINGS, ConfigFile, capped
 from fabric._events import Events
 from fabric._session import Fabric
 from fabric.mcp._server import status_text
@@ -79,7 +79,7 @@ def _status(args: argparse.Namespace, _: Any) -> int:
             "max_bytes": usage.max_bytes,
         }
     if args.all:
-        loaded = ConfigFile(root).current()
+        loaded = capped(ConfigFile(root).current())
         report["settings"] = loaded.config.flat()
         report["settings_warnings"] = list(loaded.warnings)
     _print(args, report, status_text(report))
@@ -126,7 +126,7 @@ def _layers(isolation: Isolation) -> list[dict[str, Any]]:
 
 def _settings(args: argparse.Namespace, _: Any) -> int:
     config_file = ConfigFile(Path(args.workspace))
-    loaded = config_file.current()
+    loaded = capped(config_file.current())
     values = loaded.config.flat()
     layers = _layers(loaded.config.isolation)
     report = {

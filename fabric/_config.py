@@ -27,7 +27,7 @@ from runtime.boundary import BoundaryConfig
 
 DEPRECATED = ("nestedResultThreshold", "compactStaleResults", "maxUnprocessedToolCalls")
 STORE_MAX_BYTES = 500_000_000
-Source = Literal["default", "file", "clamped", "argument"]
+Source = Literal["default", "file", "clamped", "argument", "policy"]
 
 
 class QuantitativePolicy(BaseModel):
@@ -148,7 +148,8 @@ class Loaded:
     config: FabricConfig
     warnings: tuple[str, ...] = ()
     sources: dict[str, Source] = field(default_factory=lambda: dict.fromkeys(SETTINGS, "default"))
-    """For each setting (camelCase): ``default``, ``file``, ``clamped`` or ``argument``."""
+    """For each setting (camelCase): ``default``, ``file``, ``clamped``, ``argument`` or
+    ``policy`` (lowered by ``quantitativePolicy``)."""
 
 
 def setting_for(key: str) -> Setting | None:
@@ -213,6 +214,22 @@ def _clamp(setting: Setting, value: Any) -> tuple[Any, str | None]:
 
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def capped(loaded: Loaded) -> Loaded:
+    """``loaded`` with ``quantitativePolicy`` applied: its caps lower ``readOffloadThreshold``
+    (never below 256), unless the threshold was passed as an argument."""
+    config, caps = loaded.config, loaded.config.quantitative_policy
+    tighter = [c for c in (caps.max_bytes, caps.max_characters, caps.max_tokens * 4) if c]
+    threshold = config.boundary.read_offload_threshold
+    if not tighter or loaded.sources["readOffloadThreshold"] == "argument":
+        return loaded
+    lowered = max(256, min(threshold, *tighter))
+    if lowered == threshold:
+        return loaded
+    boundary = config.boundary.model_copy(update={"read_offload_threshold": lowered})
+    sources: dict[str, Source] = {**loaded.sources, "readOffloadThreshold": "policy"}
+    return Loaded(config.model_copy(update={"boundary": boundary}), loaded.warnings, sources)
 
 
 def overlay(base: Loaded, **given: BaseModel | str | None) -> Loaded:

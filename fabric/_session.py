@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from analyzer import Analysis, EffectsTable, Options, analyze
-from fabric._config import ConfigFile, Loaded, overlay
+from fabric._config import ConfigFile, Loaded, capped, overlay
 from fabric._context import ContextTools, register_context_tools
 from fabric._errors import ConfigError, FabricClosed
 from fabric._events import Counters, Events
@@ -133,22 +133,19 @@ class Fabric:
         """Take the settings of ``loaded``, under the ones passed to the constructor."""
         self._analyses = {}
         explicit = self._explicit
-        loaded = overlay(
+        given = overlay(
             loaded,
             limits=explicit.limits,
             boundary=explicit.boundary,
             analysis=explicit.analysis,
             isolation=explicit.isolation,
         )
+        loaded = capped(given)
         config = self.config = loaded.config
         self.sources = loaded.sources
-        """Where each setting came from: ``default``, ``file``, ``clamped`` or ``argument``."""
+        """Where each setting came from: ``default``, ``file``, ``clamped``, ``argument`` or
+        ``policy``."""
         boundary = config.boundary
-        caps = config.quantitative_policy
-        tighter = [c for c in (caps.max_bytes, caps.max_characters, caps.max_tokens * 4) if c]
-        if tighter and loaded.sources["readOffloadThreshold"] != "argument":
-            threshold = min(boundary.read_offload_threshold, *tighter)
-            boundary = boundary.model_copy(update={"read_offload_threshold": max(256, threshold)})
         self.boundary.config = boundary
         self.limits = config.limits
         self.isolation: Isolation = config.isolation

@@ -139,3 +139,14 @@ def test_status_all_shows_the_settings_and_reads_are_in_the_trace(tmp_path: Path
     assert "1 reads" in status.stdout
     trace = json.loads(fabric("trace", "--json", "--workspace", str(tmp_path)).stdout)
     assert [e["kind"] for e in trace] == ["read"]
+
+
+def test_settings_show_the_threshold_that_applies(tmp_path: Path) -> None:
+    """A quantitativePolicy cap below readOffloadThreshold is what applies, and settings say
+    so, with where it came from."""
+    (tmp_path / ".fabric").mkdir()
+    (tmp_path / ".fabric" / "config.json").write_text(
+        '{"readOffloadThreshold": 1000, "quantitativePolicy": {"maxBytes": 600}}'
+    )
+    shown = json.loads(fabric("settings", "--json", "--workspace", str(tmp_path)).stdout)
+    assert shown["values"]["readOffloadThreshold"] == {"value": 600, "source": "policy"}

@@ -235,6 +235,8 @@ async def test_the_quantitative_policy_tightens_the_threshold_under_other_argume
     async with Fabric(tmp_path, boundary=BoundaryConfig(result_policy="offload"), spares=0) as fab:
         assert fab.boundary.config.read_offload_threshold == 600
         assert fab.boundary.config.result_policy == "offload"
+        assert fab.sources["readOffloadThreshold"] == "policy"
+        assert fab.status(detail="full")["settings"]["readOffloadThreshold"] == 600
     chosen = BoundaryConfig(read_offload_threshold=5000)
     async with Fabric(tmp_path, boundary=chosen, spares=0) as fab:
         assert fab.boundary.config.read_offload_threshold == 5000
