@@ -7,7 +7,7 @@ against these tables.
 
 from __future__ import annotations
 
-from contract._docs import readme_block, readme_lists
+from contract._docs import markers, readme_block, readme_lists, write_block
 from contract._snippet import BUILTINS, MODULES, NAMESPACES, NEVER, REFUSED_BUILTINS
 
 __all__ = [
@@ -16,6 +16,8 @@ __all__ = [
     "NAMESPACES",
     "NEVER",
     "REFUSED_BUILTINS",
+    "markers",
     "readme_block",
     "readme_lists",
+    "write_block",
 ]

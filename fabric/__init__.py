@@ -6,6 +6,7 @@ small, governed result.
 """
 
 from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
+from fabric._operations import Reply
 from fabric._outcomes import FabricResult
 from fabric._session import Fabric
 from fabric._translate import ErrorPayload, error_payload
@@ -26,6 +27,7 @@ __all__ = [
     "ProviderCallError",
     "ProviderRegistry",
     "RegistrationError",
+    "Reply",
     "Timings",
     "Workspace",
     "error_payload",

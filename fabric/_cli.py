@@ -2,7 +2,8 @@
 
 ``fabric exec FILE|-`` runs a snippet and prints what the model would see; ``--json`` prints
 the whole result. ``fabric check`` and ``fabric explain`` diagnose a snippet without running it;
-``fabric read HANDLE`` reads part of a stored result; ``fabric store ...`` looks after stored
+``fabric read HANDLE``, ``fabric summarize``, ``fabric status`` and the other context
+operations are made from their table (``_cli_ops``); ``fabric store ...`` looks after stored
 payloads; ``fabric doctor`` proves each isolation layer from inside a real worker. The exit
 status is 0 on success, 1 when the snippet (or store action) failed, and 2 for a usage error.
 """
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from fabric import __version__, _cli_check, _cli_context, _cli_doctor, _cli_read, _cli_store
+from fabric import __version__, _cli_check, _cli_context, _cli_doctor, _cli_ops, _cli_store
 from fabric._cli_common import report
 from fabric._errors import ConfigError
 from fabric._session import Fabric
@@ -89,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         "--strict", action="store_true", help="refuse unbounded returns before running"
     )
     _cli_check.add_parsers(commands)
+    _cli_ops.add_parsers(commands)
     _cli_context.add_parsers(commands)
     serve = commands.add_parser("mcp", help="serve Fabric's tools over MCP (stdio, or --http)")
     serve.add_argument("--workspace", default=".", help="workspace folder (default: .)")
@@ -119,7 +121,6 @@ def _parser() -> argparse.ArgumentParser:
         help="a browser origin allowed to call, e.g. http://localhost:5173 (repeatable)",
     )
     serve.add_argument("--log-file", help="write logs here instead of standard error")
-    _cli_read.add_parser(commands)
     _cli_store.add_parser(commands)
     _cli_doctor.add_parser(commands)
     return parser
@@ -197,14 +198,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_exec(args))
         if args.command == "store":
             return _cli_store.run(args)
-        if args.command == "read":
-            return _cli_read.run(args)
+        if args.command in _cli_ops.commands():
+            return _cli_ops.run(args)
         if args.command == "mcp":
             return _serve(args)
         if args.command == "doctor":
             return _cli_doctor.run(args)
         if args.command in _cli_context.COMMANDS:
-            return _cli_context.run(args, _read_code)
+            return _cli_context.run(args)
         if args.command in ("check", "explain"):
             return _cli_check.run(args, _read_code(args.source))
     except KeyboardInterrupt:

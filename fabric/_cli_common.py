@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
@@ -25,29 +26,19 @@ def subcommand(
     return parser
 
 
-FLAGS = {
-    "timeout": "--timeout",
-    "timeout_s": "--timeout",
-    "memory_mb": "--memory",
-    "max_tokens": "--max-tokens",
-    "max_matches": "--max-matches",
-    "json_path": "--json-path",
-    "ignore_case": "--ignore-case",
-    "offset": "--offset",
-    "length": "--length",
-    "query": "--query",
-    "context": "--context",
-    "mode": "--mode",
-}
-"""Parameter names as a terminal user types them, for error messages."""
+FLAGS = {"timeout": "--timeout", "timeout_s": "--timeout", "memory_mb": "--memory"}
+"""``fabric exec``'s parameters as a terminal user types them, for error messages (the
+commands made from operations have their own, from the operation's model)."""
 
 
-def report(args: argparse.Namespace, exc: BaseException) -> int:
-    """Print ``exc`` as the user sees it (``error_payload``); the exit status: 2 for a usage
-    mistake, else 1."""
+def report(
+    args: argparse.Namespace, exc: BaseException, names: Mapping[str, str] | None = None
+) -> int:
+    """Print ``exc`` as the user sees it (``error_payload``, parameters named as ``names``
+    says, else as ``FLAGS``); the exit status: 2 for a usage mistake, else 1."""
     from fabric._translate import error_payload
 
-    payload = error_payload(exc, FLAGS)
+    payload = error_payload(exc, FLAGS if names is None else names)
     fail(args, payload.code, payload.message)
     return 2 if payload.usage else 1
 

@@ -1,8 +1,8 @@
-"""The ``ctx`` tools: ``ctx.read`` and ``ctx.offload`` in snippets, ``ctx_read`` and
-``ctx_offload`` for the CLI and the MCP server.
+"""Reads and offloads against a session's store, behind the ``ctx.read`` and ``ctx.offload``
+operations (``fabric._operations``).
 
-They work on the session's store; ``ctx.read`` also takes a workspace file path, so a file can
-be drilled into the same way as a stored result.
+``read`` also takes a workspace file path, so a file can be drilled into the same way as a
+stored result.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from fabric.providers import REFUSALS, Workspace, read_bytes
-from runtime import ProviderCallError, ReadError, run_sync
+from runtime import ProviderCallError, ReadError
 from runtime.boundary import (
-    MAX_MATCHES_CAP,
     Boundary,
     BytesReadable,
     Readable,
@@ -26,7 +25,6 @@ from runtime.boundary import (
 )
 from store import NotFound, Store, StoreError
 
-_SNIPPET_SHARE = 0.8
 _FILE_TYPES = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
 MAX_FILE_BYTES = 256 * 1024 * 1024
 
@@ -68,9 +66,8 @@ class ContextTools:
         json_path: str | None = None,
         budget: int | None = None,
     ) -> ReadResult:
-        """Read part of a stored result (by handle or key) or of a workspace file."""
-        if not 1 <= max_matches <= MAX_MATCHES_CAP:
-            raise ReadError("bad_query", f"max_matches must be between 1 and {MAX_MATCHES_CAP}")
+        """Read part of a stored result (by handle or key) or of a workspace file, within
+        ``budget`` bytes (default: ``readOffloadThreshold``)."""
         found = read(
             self._readable(handle),
             budget=budget or self.boundary.config.read_offload_threshold,
@@ -151,45 +148,3 @@ class ContextTools:
         suffix = PurePosixPath(opened.name).suffix.lower()
         ctype = _FILE_TYPES.get(suffix, "bytes" if b"\x00" in data[:8192] else "text")
         return BytesReadable(opened.name, data, ctype)
-
-
-def register_context_tools(registry: Any, tools: ContextTools) -> None:
-    """Register ``ctx.read`` and ``ctx.offload`` for snippets."""
-
-    async def read(
-        handle: str,
-        offset: int | None = None,
-        length: int | None = None,
-        query: str | None = None,
-        regex: bool = False,
-        ignore_case: bool = False,
-        max_matches: int = 100,
-        context: int = 1,
-        json_path: str | None = None,
-    ) -> dict[str, Any]:
-        """Read part of a stored result or workspace file: a byte range, the lines matching a
-        query, or the values at a JSON path. Returns the data (content, windows, values)."""
-        budget = int(tools.boundary.config.read_offload_threshold * _SNIPPET_SHARE)
-        found = await run_sync(
-            tools.read,
-            handle,
-            offset=offset,
-            length=length,
-            query=query,
-            regex=regex,
-            ignore_case=ignore_case,
-            max_matches=max_matches,
-            context=context,
-            json_path=json_path,
-            budget=budget,
-        )
-        return found.model_dump(exclude={"text"}, exclude_none=True)
-
-    async def offload(
-        data: Any, key: str | None = None, label: str | None = None
-    ) -> dict[str, Any]:
-        """Store data (text, bytes or JSON) and get back its handle and a preview."""
-        return await run_sync(tools.offload, data, key=key, label=label)
-
-    for func in (read, offload):
-        registry.register("ctx", func.__name__, func, replace=True)

@@ -49,12 +49,16 @@ class Budgets(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    max_input_tokens: int = Field(32_000, ge=256, le=1_000_000)
-    """Tokens per chunk sent to the model."""
-    max_chunks: int = Field(16, ge=1, le=64)
-    max_calls: int | None = Field(None, ge=1, le=128)
-    """Model calls for the whole summary (default: twice the chunks, at most 128)."""
-    timeout_seconds: float = Field(90.0, ge=10, le=110)
+    max_input_tokens: int = Field(
+        32_000, ge=256, le=1_000_000, description="model mode: tokens per chunk sent to the model"
+    )
+    max_chunks: int = Field(16, ge=1, le=64, description="model mode: chunks at most")
+    max_calls: int | None = Field(
+        None, ge=1, le=128, description="model mode: calls at most (default: twice the chunks)"
+    )
+    timeout_seconds: float = Field(
+        90.0, ge=10, le=110, description="model mode: seconds for the whole summary"
+    )
 
     def calls(self) -> int:
         return self.max_calls or min(128, 2 * self.max_chunks)

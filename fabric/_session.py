@@ -10,16 +10,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from analyzer import Analysis, EffectsTable, Options, analyze
 from fabric._config import ConfigFile, Loaded, capped, overlay
-from fabric._context import ContextTools, register_context_tools
+from fabric._context import ContextTools
 from fabric._errors import ConfigError, FabricClosed
 from fabric._events import Counters, Events
 from fabric._llm import Completer
+from fabric._operations import Calls, register_operations
 from fabric._outcomes import (
     FabricResult,
     Watched,
@@ -27,7 +28,6 @@ from fabric._outcomes import (
     disabled,
     empty_snippet,
     is_small,
-    store_errors,
     verdict_fields,
 )
 from fabric._summaries import Summaries
@@ -40,7 +40,6 @@ from runtime import (
     Isolation,
     Layer,
     Limits,
-    ProviderCallError,
     ProviderHost,
     Sandbox,
     run_host_work,
@@ -122,8 +121,10 @@ class Fabric:
         )
         """``ctx.summarize``: deterministic and model summaries, the source under a handle."""
         register_file_tools(self.providers, self.workspace)
-        register_context_tools(self.providers, self.context)
-        self._register_memory_tools()
+        register_operations(self.providers, self)
+        self.ctx = Calls(self, "ctx")
+        """The context operations as Python calls: ``await fab.ctx.read(handle, query="x")``
+        takes what ``ctx.read`` takes in a snippet and returns a ``Reply``."""
         self._sandbox = Sandbox(
             limits=self.limits, spares=spares, isolation=self.isolation, max_running=max_running
         )
@@ -285,46 +286,6 @@ class Fabric:
     def _event(self, kind: str, **fields: Any) -> None:
         self.counters.count(self.events.record(kind, **fields))
 
-    def _register_memory_tools(self) -> None:
-        """``ctx.summarize``, ``ctx.status`` and the facts tools, for snippets."""
-        fab = self
-
-        async def summarize(
-            text: str | None = None,
-            handle: str | None = None,
-            mode: str = "structural",
-            max_tokens: int = 500,
-            strategy: str = "chunked",
-        ) -> dict[str, Any]:
-            """Summarize text or a stored handle within max_tokens (structural, code, model)."""
-            return await fab.summarize(
-                text=text, handle=handle, mode=mode, max_tokens=max_tokens, strategy=strategy
-            )
-
-        async def status(scope: str = "session", detail: str = "compact") -> dict[str, Any]:
-            """What Fabric did for the context: executions, sizes, offloads, reads, store."""
-            try:
-                return await asyncio.to_thread(fab.status, scope=scope, detail=detail)
-            except ConfigError as exc:
-                raise ProviderCallError(str(exc), code="bad_arguments") from None
-
-        async def remember(name: str, text: str) -> dict[str, Any]:
-            """Remember a project fact under a name (replaces what it held)."""
-            fact = await asyncio.to_thread(fab.facts.remember, name, text)
-            return fact.model_dump(mode="json")
-
-        async def recall(query: str = "", max_tokens: int = 1000) -> dict[str, Any]:
-            """Facts matching a query, best first, within max_tokens."""
-            found = await asyncio.to_thread(fab.facts.recall, query, max_tokens=max_tokens)
-            return found.model_dump(mode="json")
-
-        async def forget(name: str) -> bool:
-            """Forget a fact; False when there was none by that name."""
-            return await asyncio.to_thread(fab.facts.forget, name)
-
-        for func in (summarize, status, remember, recall, forget):
-            self.providers.register("ctx", func.__name__, store_errors(func), replace=True)
-
     @property
     def queued(self) -> int:
         """Executions waiting for a slot (at most ``max_running`` run at once)."""
@@ -372,10 +333,13 @@ class Fabric:
             report["layers"] = [layer.model_dump() for layer in layers]
         return report
 
-    def status(self, *, scope: str = "session", detail: str = "compact") -> dict[str, Any]:
+    def status(
+        self,
+        *,
+        scope: Literal["session", "lifetime"] = "session",
+        detail: Literal["compact", "full"] = "compact",
+    ) -> dict[str, Any]:
         """``ctx_status``: what Fabric did for the context (this session, or ``lifetime``)."""
-        if scope not in ("session", "lifetime") or detail not in ("compact", "full"):
-            raise ConfigError('scope is "session" or "lifetime"; detail is "compact" or "full"')
         report: dict[str, Any] = {"scope": scope, "running": self.running, "queued": self.queued}
         report.update(self.counters.as_dict() if scope == "session" else self.events.lifetime())
         store = self.boundary.store
@@ -386,44 +350,14 @@ class Fabric:
                 "bytes": usage.bytes,
                 "max_bytes": usage.max_bytes,
             }
-        report["isolation"] = self.isolation_report(detail=detail == "full")
+        if self.layers:  # known once the sandbox has started
+            report["isolation"] = self.isolation_report(detail=detail == "full")
         if detail == "full":
             failure = [self.events.failure] if self.events.failure else []
             report["settings_warnings"] = self.warnings + failure
             report["lifetime"] = self.events.lifetime()
             report["settings"] = self.config.flat()
         return report
-
-    async def summarize(
-        self,
-        *,
-        text: str | None = None,
-        handle: str | None = None,
-        mode: str = "structural",
-        max_tokens: int = 500,
-        strategy: str = "chunked",
-        max_input_tokens: int = 32_000,
-        max_chunks: int = 16,
-        max_calls: int | None = None,
-        timeout_seconds: float = 90.0,
-    ) -> dict[str, Any]:
-        """``ctx_summarize``: a summary within ``max_tokens``, the source kept under a handle.
-
-        ``structural`` and ``code`` are deterministic; ``model`` uses the configured model (the
-        ``model`` key of config.json), in chunks within the given budgets."""
-        return await self.summaries.summarize(
-            text=text,
-            handle=handle,
-            mode=mode,
-            max_tokens=max_tokens,
-            strategy=strategy,
-            budgets=dict(
-                max_input_tokens=max_input_tokens,
-                max_chunks=max_chunks,
-                max_calls=max_calls,
-                timeout_seconds=timeout_seconds,
-            ),
-        )
 
     @property
     def summary_model(self) -> Completer | None:

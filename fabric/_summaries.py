@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
-
-from pydantic import ValidationError
+from typing import Any, Literal
 
 from fabric._context import ContextTools
 from fabric._llm import Budgets, Completer, ModelSettings, OpenAICompatible, summarize_with_model
-from fabric._translate import describe
 from runtime import ProviderCallError
-from runtime.boundary import MODES, TokenCounter, summarize
+from runtime.boundary import SummaryMode, TokenCounter, summarize
 
 
 class Summaries:
@@ -36,25 +33,14 @@ class Summaries:
         *,
         text: str | None,
         handle: str | None,
-        mode: str,
+        mode: SummaryMode,
         max_tokens: int,
-        strategy: str,
-        budgets: dict[str, Any],
+        strategy: Literal["chunked", "direct"],
+        budgets: Budgets,
     ) -> dict[str, Any]:
-        """A summary within ``max_tokens``; ``budgets`` bound a model summary's input, chunks,
-        calls and time."""
-        if mode not in MODES:
-            raise ProviderCallError(
-                f"unknown summary mode {mode!r}; modes: {', '.join(MODES)}", code="bad_mode"
-            )
-        if strategy not in ("chunked", "direct"):
-            raise ProviderCallError('strategy is "chunked" or "direct"', code="bad_arguments")
-        if (text is None) == (handle is None):
-            raise ProviderCallError("pass either text or handle", code="bad_arguments")
-        if not isinstance(max_tokens, int) or not 16 <= max_tokens <= 100_000:
-            raise ProviderCallError(
-                "max_tokens must be between 16 and 100000", code="bad_arguments"
-            )
+        """A summary of ``text`` (or of the entry ``handle``) within ``max_tokens``; ``budgets``
+        bound a model summary's input, chunks, calls and time. The arguments are the
+        ``ctx.summarize`` operation's, validated there."""
         settings = self._configured()
         if mode == "model" and settings is None and self.model is None:
             raise ProviderCallError(
@@ -63,10 +49,6 @@ class Summaries:
                 "or use mode='structural' or mode='code' (deterministic)",
                 code="no_model",
             )
-        try:
-            limits = Budgets(**budgets)
-        except ValidationError as exc:
-            raise ProviderCallError(describe(exc), code="bad_arguments") from None
         store = self._context.store
         if text is not None:
             entry = await asyncio.to_thread(
@@ -83,8 +65,8 @@ class Summaries:
                 completer=completer,
                 count=self._tokens.count,
                 max_tokens=max_tokens,
-                budgets=limits,
-                strategy=strategy,  # type: ignore[arg-type]
+                budgets=budgets,
+                strategy=strategy,
                 handle=entry.handle,
             )
             summary_text, tokens, coverage = done.text, done.tokens, done.coverage

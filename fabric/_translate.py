@@ -8,8 +8,9 @@ same mistake reads the same everywhere (``timeout_s must be at least 0.1, not -1
 
 from __future__ import annotations
 
+import difflib
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,14 +83,17 @@ def error_payload(exc: BaseException, names: Mapping[str, str] | None = None) ->
     )
 
 
-def describe(exc: ValidationError, names: Mapping[str, str] | None = None) -> str:
+def describe(
+    exc: ValidationError, names: Mapping[str, str] | None = None, known: Sequence[str] = ()
+) -> str:
     """A pydantic error in words: each field by the name the user typed, what it accepts and
-    what it got (no pydantic jargon, no URLs)."""
+    what it got (no pydantic jargon, no URLs). ``known``: the names the input takes, so that
+    a misspelt one gets the near one."""
     names = names or {}
-    return "; ".join(_one(error, names) for error in exc.errors(include_url=False))
+    return "; ".join(_one(error, names, known) for error in exc.errors(include_url=False))
 
 
-def _one(error: Any, names: Mapping[str, str]) -> str:
+def _one(error: Any, names: Mapping[str, str], known: Sequence[str]) -> str:
     loc = [str(part) for part in error.get("loc", ()) if not str(part).endswith("Arguments")]
     field = ".".join(loc) or "the input"
     if field in names:
@@ -103,7 +107,9 @@ def _one(error: Any, names: Mapping[str, str]) -> str:
     if kind == "missing":
         return f"{name} is required"
     if kind == "extra_forbidden":
-        return f"{name} is not a parameter here"
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {near[0]}?" if near else ""
+        return f"{name} is not a parameter here{hint}"
     if kind == "int_from_float":
         return f"{name} must be a whole number, not {got}"
     for prefix, words in _KINDS.items():

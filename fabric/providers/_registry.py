@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from contract import NAMESPACES
 from fabric._errors import RegistrationError
+from fabric._translate import describe
 from runtime import ProviderCallError
 
 ProviderFunc = Callable[..., Awaitable[Any]]
@@ -103,16 +104,8 @@ class Provider:
         return arguments
 
     def _explain(self, exc: ValidationError) -> str:
-        problems = []
-        for err in exc.errors()[:5]:
-            loc = ".".join(str(p) for p in err["loc"]) or "arguments"
-            if err["type"] == "extra_forbidden":
-                problems.append(f"unexpected argument {loc!r}")
-            elif err["type"] == "missing":
-                problems.append(f"missing argument {loc!r}")
-            else:
-                problems.append(f"argument {loc!r}: {err['msg']}")
-        return f"{self.qualified}: {'; '.join(problems)}; call it as {self.signature()}"
+        problems = describe(exc, known=self.parameters())
+        return f"{self.qualified}: {problems}; call it as {self.signature()}"
 
 
 def _parameter_hints(func: ProviderFunc) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from runtime.boundary._config import (
 from runtime.boundary._format import render, to_json
 from runtime.boundary._patterns import MAX_EXPANSION, PatternTooLarge, check_pattern, expansion
 from runtime.boundary._preview import Preview, preview
-from runtime.boundary._query import MAX_MATCHES_CAP
+from runtime.boundary._query import MAX_CONTEXT_LINES, MAX_MATCHES_CAP
 from runtime.boundary._read import read
 from runtime.boundary._readable import (
     BytesReadable,
@@ -24,13 +24,14 @@ from runtime.boundary._readable import (
     Window,
 )
 from runtime.boundary._redact import redact
-from runtime.boundary._summarize import MODES, Summary, looks_like_log, summarize
+from runtime.boundary._summarize import MODES, Summary, SummaryMode, looks_like_log, summarize
 from runtime.boundary._tokens import EXACT_LIMIT, TokenCounter
 from store import estimate_tokens
 
 __all__ = [
     "EXACT_LIMIT",
     "HEADER_BYTES",
+    "MAX_CONTEXT_LINES",
     "MAX_EXPANSION",
     "MAX_MATCHES_CAP",
     "MODES",
@@ -50,6 +51,7 @@ __all__ = [
     "Stored",
     "StoredReadable",
     "Summary",
+    "SummaryMode",
     "TokenCounter",
     "Window",
     "check_pattern",

@@ -22,6 +22,7 @@ from runtime.boundary._patterns import PatternTooLarge, check_pattern
 from runtime.boundary._readable import Readable, ReadResult, Sample, Window
 
 MAX_MATCHES_CAP = 500
+MAX_CONTEXT_LINES = 10
 REGEX_SECONDS = 10.0
 _LINE = 240
 _SAMPLES = 10
@@ -196,8 +197,8 @@ def query_read(
 ) -> ReadResult:
     if not isinstance(max_matches, int) or not 1 <= max_matches <= MAX_MATCHES_CAP:
         raise ReadError("bad_query", f"max_matches must be between 1 and {MAX_MATCHES_CAP}")
-    if not isinstance(context, int) or not 0 <= context <= 10:
-        raise ReadError("bad_query", "context must be between 0 and 10 lines")
+    if not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT_LINES:
+        raise ReadError("bad_query", f"context must be between 0 and {MAX_CONTEXT_LINES} lines")
     total = 0
     lines_before = 0
     windows: list[Window] = []

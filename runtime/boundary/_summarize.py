@@ -17,13 +17,15 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from runtime.boundary._diffs import diff_stats
 from runtime.boundary._fit import fit
 from runtime.boundary._preview import preview
 from runtime.boundary._preview_text import MARKERS
 
-MODES = ("structural", "code", "model")
+SummaryMode = Literal["structural", "code", "model"]
+MODES: tuple[SummaryMode, ...] = get_args(SummaryMode)
 _LEVEL = re.compile(r"\b(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\b")
 _DIGITS = re.compile(r"\d+")
 _DEFINITION = re.compile(

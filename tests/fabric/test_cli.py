@@ -129,12 +129,12 @@ def test_an_unknown_flag_suggests_the_near_one() -> None:
     assert "did you mean --json-path?" in done.stderr
 
 
-def test_status_all_shows_the_settings_and_reads_are_in_the_trace(tmp_path: Path) -> None:
+def test_full_status_shows_the_settings_and_reads_are_in_the_trace(tmp_path: Path) -> None:
     (tmp_path / ".fabric").mkdir()
     (tmp_path / ".fabric" / "config.json").write_text('{"timeoutS": 7}')
     (tmp_path / "a.log").write_text("one\ntwo\n")
     assert fabric("read", "a.log", "--query", "two", "--workspace", str(tmp_path)).returncode == 0
-    status = fabric("status", "--all", "--workspace", str(tmp_path))
+    status = fabric("status", "--detail", "full", "--workspace", str(tmp_path))
     assert "settings: timeoutS=7" in status.stdout
     assert "1 reads" in status.stdout
     trace = json.loads(fabric("trace", "--json", "--workspace", str(tmp_path)).stdout)

@@ -104,8 +104,10 @@ async def test_mcp_tools_answer_bad_arguments_in_the_same_words(tmp_path: Path) 
             "query": "h",
             "max_matches": "many",
         },
-        ("ctx_recall", "max_tokens must be a whole number of at least 1, not -1"): {
-            "max_tokens": -1
+        ("ctx_recall", "max_tokens must be at least 1, not -1"): {"max_tokens": -1},
+        ("ctx_read", "maxMatch is not a parameter here; did you mean max_matches?"): {
+            "handle": "a.txt",
+            "maxMatch": 3,
         },
     }
     async with Client(server) as client:

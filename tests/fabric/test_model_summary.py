@@ -68,7 +68,9 @@ LONG = "\n".join(f"line {i}: the service handled request {i} without trouble" fo
 
 
 async def test_chunked_summary_within_budgets(fab: Fabric) -> None:
-    done = await fab.summarize(text=LONG, mode="model", max_tokens=60, max_input_tokens=5000)
+    done = (
+        await fab.ctx.summarize(text=LONG, mode="model", max_tokens=60, max_input_tokens=5000)
+    ).data
     chunks = -(-COUNT(LONG) // 5000)
     assert done["chunks"] == chunks and done["calls"] == 2 * chunks - 1
     assert len(FakeModel.requests) == done["calls"] and done["tokens"] <= 60
@@ -82,7 +84,7 @@ async def test_chunked_summary_within_budgets(fab: Fabric) -> None:
 
 async def test_input_over_the_chunk_budget_fails_before_any_call(fab: Fabric) -> None:
     with pytest.raises(ProviderCallError) as caught:
-        await fab.summarize(text=LONG, mode="model", max_input_tokens=500, max_chunks=4)
+        await fab.ctx.summarize(text=LONG, mode="model", max_input_tokens=500, max_chunks=4)
     assert caught.value.code == "summary_input_budget_exceeded"
     assert (
         'strategy="direct"' in caught.value.message
@@ -92,7 +94,9 @@ async def test_input_over_the_chunk_budget_fails_before_any_call(fab: Fabric) ->
 
 
 async def test_direct_strategy_reads_a_prefix_and_says_where_to_go_on(fab: Fabric) -> None:
-    done = await fab.summarize(text=LONG, mode="model", strategy="direct", max_input_tokens=1000)
+    done = (
+        await fab.ctx.summarize(text=LONG, mode="model", strategy="direct", max_input_tokens=1000)
+    ).data
     assert done["calls"] == 1 and 0 < done["coverage"] < 1
     assert done["next_offset"] == len(
         FakeModel.requests[0]["body"]["messages"][1]["content"].encode()
@@ -126,7 +130,7 @@ async def test_model_errors_are_clear(
 ) -> None:
     FakeModel.status = 500
     with pytest.raises(ProviderCallError) as failed:
-        await fab.summarize(text="short text", mode="model")
+        await fab.ctx.summarize(text="short text", mode="model")
     assert failed.value.code == "model_error" and "answered 500" in failed.value.message
     monkeypatch.delenv("FAKE_MODEL_KEY")
     with pytest.raises(ProviderCallError) as keyless:
@@ -136,5 +140,5 @@ async def test_model_errors_are_clear(
 
 async def test_budgets_are_checked(fab: Fabric) -> None:
     with pytest.raises(ProviderCallError) as caught:
-        await fab.summarize(text="x", mode="model", max_chunks=65)
+        await fab.ctx.summarize(text="x", mode="model", max_chunks=65)
     assert caught.value.code == "bad_arguments" and "max_chunks" in caught.value.message

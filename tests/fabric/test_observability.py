@@ -72,17 +72,18 @@ def test_code_summaries() -> None:
 
 
 async def test_ctx_summarize_keeps_the_source_and_reports(fab: Fabric) -> None:
-    done = await fab.summarize(text=big_log("boom"), max_tokens=200)
+    done = (await fab.ctx.summarize(text=big_log("boom"), max_tokens=200)).data
     assert done["tokens"] <= 200 and done["coverage"] == 1.0
     assert fab.boundary.store is not None
     assert fab.boundary.store.get_text(done["handle"]) == big_log("boom")
-    again = await fab.summarize(handle=done["handle"], mode="code", max_tokens=100)
+    again = (await fab.ctx.summarize(handle=done["handle"], mode="code", max_tokens=100)).data
     assert again["handle"] == done["handle"]
     with pytest.raises(ProviderCallError) as unknown:
-        await fab.summarize(text="x", mode="poetry")
-    assert "structural, code, model" in unknown.value.message
+        await fab.ctx.summarize(text="x", mode="poetry")
+    assert unknown.value.code == "bad_arguments"
+    assert "mode must be one of 'structural', 'code' or 'model', not 'poetry'" in str(unknown.value)
     with pytest.raises(ProviderCallError) as no_model:
-        await fab.summarize(text="x", mode="model")
+        await fab.ctx.summarize(text="x", mode="model")
     assert no_model.value.code == "no_model" and "no model is configured" in no_model.value.message
 
 
@@ -93,7 +94,7 @@ async def test_snippets_reach_the_memory_tools(fab: Fabric) -> None:
         'r = await ctx.recall("postgres")\n'
         "st = await ctx.status()\n"
         'gone = await ctx.forget("db")\n'
-        'return [r["facts"][0]["text"], s["tokens"] <= 50, st["executions"], gone]'
+        'return [r["facts"][0]["text"], s["tokens"] <= 50, st["executions"], gone["forgotten"]]'
     )
     done = await fab.exec(code)
     assert done.ok, done.text

@@ -1,0 +1,73 @@
+"""``ctx.status``: what Fabric did for the context, in a few lines and as data."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from fabric._config import FabricConfig
+from fabric._operations._table import Args, Cli, Reply, Surface, operation
+
+if TYPE_CHECKING:
+    from fabric._session import Fabric
+
+_DEFAULTS = FabricConfig().flat()
+
+
+class StatusArgs(Args):
+    scope: Literal["session", "lifetime"] = Field(
+        "session", description="this session, or every session of the workspace"
+    )
+    detail: Literal["compact", "full"] = Field(
+        "compact", description="full adds the settings, their warnings and the isolation layers"
+    )
+
+
+@operation(
+    StatusArgs,
+    help="What Fabric did for your context",
+    description=(
+        "Executions, bytes and tokens returned against produced, offloads, reads, blocks, "
+        "the store's size and the isolation layers."
+    ),
+    cli=Cli(defaults={"scope": "lifetime"}),
+    read_only=True,
+)
+def status(session: Fabric, args: StatusArgs, surface: Surface) -> Reply:
+    report = session.status(scope=args.scope, detail=args.detail)
+    return Reply(status_text(report), report)
+
+
+def status_text(report: dict[str, Any]) -> str:
+    """A few lines a model (or a person) reads at a glance."""
+    get = report.get
+    lines = [
+        f"{report['scope']}: {get('executions', 0)} executions ({get('failures', 0)} failed, "
+        f"{get('blocks', 0)} blocked), {get('bytes_returned', 0)} of {get('bytes_produced', 0)} "
+        f"bytes returned ({get('tokens_returned', 0)} of {get('tokens_produced', 0)} tokens), "
+        f"{get('offloads', 0)} offloads, {get('reads', 0)} reads, {get('summaries', 0)} "
+        f"summaries, {get('analyzer_warnings', 0)} analyzer warnings"
+    ]
+    store = get("store")
+    if store:
+        lines.append(
+            f"store: {store['entries']} entries, {store['bytes']} of {store['max_bytes']} bytes"
+        )
+    isolation = get("isolation")
+    if isolation:
+        off = f"; off: {', '.join(isolation['inactive'])}" if isolation["inactive"] else ""
+        lines.append(f"isolation {isolation['mode']}: {', '.join(isolation['active'])}{off}")
+    running, queued = get("running", 0), get("queued", 0)
+    if running or queued:
+        lines.append(f"now: {running} running, {queued} queued")
+    settings = get("settings")
+    if settings is not None:
+        changed = {k: v for k, v in settings.items() if _DEFAULTS.get(k) != v}
+        shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in changed.items()) or "all defaults"
+        lines.append(f"settings: {shown} (`fabric settings` shows each and where it came from)")
+    notes = get("settings_warnings")
+    if notes:
+        lines.append("settings warnings: " + "; ".join(notes))
+    return "\n".join(lines)

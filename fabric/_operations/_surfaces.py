@@ -1,0 +1,84 @@
+"""Two of the surfaces made from the table: the snippet's providers (``ctx.read`` in a
+snippet) and the Python calls (``await fab.ctx.read(...)``). The MCP tools are made in
+``fabric.mcp._tools`` and the commands in ``fabric._cli_ops``."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from fabric._operations._table import OPERATIONS, Operation, Reply, signature
+from fabric._translate import error_payload
+from runtime import ProviderCallError
+
+if TYPE_CHECKING:
+    from fabric._session import Fabric
+    from fabric.providers import ProviderRegistry
+
+
+def register_operations(registry: ProviderRegistry, session: Fabric) -> None:
+    """Serve every operation to ``session``'s snippets, validated by its argument model."""
+    for op in OPERATIONS.values():
+        registry.register(
+            op.namespace,
+            op.name,
+            _provider(op, session),
+            args_model=op.args,
+            description=op.full_description,
+            replace=True,
+        )
+
+
+def _provider(op: Operation, session: Fabric) -> Callable[..., Awaitable[Any]]:
+    """The provider behind ``ctx.<name>``: the registry has validated the arguments with the
+    operation's model; a failure reaches the snippet as ToolError with its code."""
+
+    async def provider(**fields: Any) -> Any:
+        try:
+            reply = await op(session, op.args.model_construct(**fields), "snippet")
+        except ProviderCallError:
+            raise
+        except Exception as exc:
+            payload = error_payload(exc)
+            if payload.code == "internal":
+                raise
+            raise ProviderCallError(payload.message, code=payload.code) from None
+        if op.text_key is not None and isinstance(reply.data, dict):
+            return {**reply.data, op.text_key: reply.text}
+        return reply.data
+
+    provider.__name__ = provider.__qualname__ = op.name
+    return provider
+
+
+class Calls:
+    """The operations of one namespace as Python calls: ``await fab.ctx.read(handle,
+    query="x")`` takes what ``ctx.read`` takes in a snippet and returns its :class:`Reply`
+    (``text`` for a person, ``data`` as a snippet gets it). A failure raises
+    ``ProviderCallError`` with its code (``bad_arguments`` for an argument the model refuses,
+    named)."""
+
+    def __init__(self, session: Fabric, namespace: str) -> None:
+        self._session, self._namespace = session, namespace
+
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[Reply]]:
+        op = OPERATIONS.get(f"{self._namespace}.{name}")
+        if op is None or name.startswith("_"):
+            raise AttributeError(f"{self._namespace} has no operation {name!r}")
+        return _call(op, self._session)
+
+    def __dir__(self) -> list[str]:
+        prefix = f"{self._namespace}."
+        return [q.removeprefix(prefix) for q in OPERATIONS if q.startswith(prefix)]
+
+
+def _call(op: Operation, session: Fabric) -> Callable[..., Awaitable[Reply]]:
+    async def call(*positional: Any, **named: Any) -> Reply:
+        provider = session.providers.get(op.namespace, op.name)  # binds and checks as in a snippet
+        fields = provider.validate(provider.bind(positional, named))
+        return await op(session, op.args.model_construct(**fields), "python")
+
+    call.__name__ = call.__qualname__ = op.name
+    call.__doc__ = op.full_description
+    call.__signature__ = signature(op)  # type: ignore[attr-defined]
+    return call
