@@ -1,5 +1,6 @@
-"""Reads and offloads against a session's store, behind the ``ctx.read`` and ``ctx.offload``
-operations (``fabric._operations``).
+"""``ContextTools``: a session's context, what the ``ctx`` operations work on. The store
+behind the boundary (opened here unless the caller gave one, closed with the session), the
+workspace's remembered facts (opened on first use), reads and offloads.
 
 ``read`` also takes a workspace file path, so a file can be drilled into the same way as a
 stored result.
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 
+from fabric._config import FabricConfig
 from fabric.providers import REFUSALS, Workspace, read_bytes
 from runtime import ProviderCallError, ReadError
 from runtime.boundary import (
@@ -21,26 +23,76 @@ from runtime.boundary import (
     Readable,
     ReadResult,
     StoredReadable,
+    TokenCounter,
     read,
 )
-from store import NotFound, Store, StoreError
+from store import Facts, NotFound, Store, StoreError
 
 _FILE_TYPES = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
 MAX_FILE_BYTES = 256 * 1024 * 1024
 
 
 class ContextTools:
-    """Reads and offloads against one workspace's store."""
+    """Reads, offloads and facts against one workspace's store."""
 
     def __init__(
         self,
         boundary: Boundary,
         workspace: Workspace,
         on_event: Callable[..., object] | None = None,
+        *,
+        owns_store: bool = False,
     ) -> None:
         self.boundary = boundary
         self.workspace = workspace
         self.on_event = on_event or (lambda kind, **fields: None)
+        self._owns_store = owns_store
+        self._facts: Facts | None = None
+
+    @classmethod
+    def open(
+        cls,
+        workspace: Workspace,
+        config: FabricConfig,
+        tokens: TokenCounter,
+        on_event: Callable[..., object],
+        store: Store | None = None,
+    ) -> tuple[ContextTools, list[str]]:
+        """The context of ``workspace``: on ``store``, or on the workspace's own store, opened
+        with ``config``'s budgets; and the warnings of opening it (a store that cannot be
+        opened leaves the session without one, and says so)."""
+        warnings = []
+        owns = store is None
+        if store is None:
+            try:
+                store = Store(
+                    workspace.root, ttl_ms=config.store_ttl_ms, max_bytes=config.store_max_bytes
+                )
+            except StoreError as exc:
+                warnings.append(f"results cannot be stored: {exc}")
+        tools = cls(Boundary(store, config.boundary, tokens), workspace, on_event, owns_store=owns)
+        return tools, warnings
+
+    def configure(self, config: FabricConfig) -> None:
+        """Take new settings: the boundary's, and the store's budgets if it is the session's
+        own."""
+        self.boundary.config = config.boundary
+        if self.boundary.store is not None and self._owns_store:
+            self.boundary.store.ttl_ms = config.store_ttl_ms
+            self.boundary.store.max_bytes = config.store_max_bytes
+
+    @property
+    def facts(self) -> Facts:
+        """The workspace's remembered facts (opened on first use)."""
+        if self._facts is None:
+            self._facts = Facts(self.workspace.root, count_tokens=self.boundary.tokens.count)
+        return self._facts
+
+    def close(self) -> None:
+        if self._owns_store and self.boundary.store is not None:
+            self.boundary.store.close()
+        if self._facts is not None:
+            self._facts.close()
 
     @property
     def store(self) -> Store:

@@ -186,3 +186,18 @@ class _Scanned:
     first: Any = None
     kinds: Counter[str] = field(default_factory=Counter)
     totals: Counters = field(default_factory=Counters)
+
+
+class Telemetry:
+    """Where one session's events go: the workspace's log, which every session shares, and
+    this session's own counters (``ctx.status``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.events = Events(path)
+        self.counters = Counters()
+
+    def record(self, kind: str, **fields: Any) -> None:
+        self.counters.count(self.events.record(kind, **fields))
+
+    def close(self) -> None:
+        self.events.close()

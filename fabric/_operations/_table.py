@@ -114,7 +114,8 @@ class Operation:
         return f"{self.help}. {self.description}".strip() if self.description else self.help
 
     async def __call__(self, session: Fabric, args: Args, surface: Surface) -> Reply:
-        """Run the operation on validated ``args``."""
+        """Run the operation on validated ``args``, under the session's current settings."""
+        session.refresh()
         if inspect.iscoroutinefunction(self.run):
             return await self.run(session, args, surface)  # type: ignore[no-any-return]
         done = await asyncio.to_thread(self.run, session, args, surface)
