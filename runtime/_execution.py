@@ -25,6 +25,7 @@ from contract import NAMESPACES
 from runtime._errors import ProviderCallError
 from runtime._models import (
     CallRecord,
+    CompileIssue,
     ErrorKind,
     ExecError,
     ExecResult,
@@ -39,7 +40,6 @@ from runtime._transfer import (
     MessageCheck,
     ProtocolViolation,
     TooComplex,
-    WireResultError,
     assemble,
     read_frame,
     validated,
@@ -331,6 +331,15 @@ async def probe(worker: Worker, targets: dict[str, Any]) -> list[dict[str, Any]]
     return answers
 
 
+def _exec_error(wire: _wire.ResultError | None) -> ExecError:
+    """The worker's account of a failure, as the host reports it."""
+    if wire is None:
+        return ExecError(kind="protocol", message="the worker failed without an error")
+    problems = tuple(CompileIssue(**p) for p in wire.get("problems", ()))
+    fields = {k: v for k, v in wire.items() if k != "problems"}
+    return ExecError(**fields, problems=problems)
+
+
 async def execute(
     worker: Worker, code: str, providers: ProviderHost, limits: Limits, *, render: bool = True
 ) -> ExecResult:
@@ -367,45 +376,39 @@ async def execute(
                     result = await validated_off_loop(message)
                 else:
                     result = validated(message)
-                if result.parts is not None:
+                if "parts" in result:
                     result = await assemble(
                         reader, result, max_frame, limits.max_result_bytes, budget
                     )
-                spent = timings(
-                    result.timings.get("compile_ms", 0.0), result.timings.get("run_ms", 0.0)
-                )
-                if result.error is not None or not result.ok:
-                    wire = result.error or WireResultError(
-                        kind="protocol", message="failed without an error"
-                    )
-                    error = ExecError(
-                        **wire.model_dump(exclude={"problems"}), problems=tuple(wire.problems)
-                    )
+                measured = result["timings"]
+                spent = timings(measured.get("compile_ms", 0.0), measured.get("run_ms", 0.0))
+                logs, dropped = result["logs"], result.get("logs_dropped", 0)
+                warnings = tuple(result.get("warnings", ()))
+                if "error" in result or not result["ok"]:
+                    error = _exec_error(result.get("error"))
                     return failed_result(
                         code,
                         error,
                         spent,
-                        logs=result.logs,
-                        dropped=result.logs_dropped,
+                        logs=logs,
+                        dropped=dropped,
                         calls=calls.count,
                         call_log=tuple(calls.log),
-                    ).model_copy(update={"warnings": tuple(result.warnings)})
+                    ).model_copy(update={"warnings": warnings})
+                value = result.get("value")
                 text = (
-                    render_output(result.value, result.logs, result.logs_dropped)
-                    + render_notes(tuple(result.warnings))
-                    if render
-                    else ""
+                    render_output(value, logs, dropped) + render_notes(warnings) if render else ""
                 )
                 return ExecResult(
                     ok=True,
                     text=text,
-                    value=result.value,
-                    logs=result.logs,
-                    logs_dropped=result.logs_dropped,
+                    value=value,
+                    logs=logs,
+                    logs_dropped=dropped,
                     timings=spent,
                     calls=calls.count,
                     call_log=tuple(calls.log),
-                    warnings=tuple(result.warnings),
+                    warnings=warnings,
                 )
     except TimeoutError:
         worker.kill()

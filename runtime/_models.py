@@ -6,11 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from runtime.worker._wire import ErrorKind as ErrorKind
 from runtime.worker._wire import WireLimits
-
-ErrorKind = Literal[
-    "syntax", "policy", "runtime", "tool", "timeout", "memory", "limit", "crash", "protocol"
-]
 
 
 class Limits(BaseModel):

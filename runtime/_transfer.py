@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+import types
 import typing
 from typing import Any, Generic, Literal, NotRequired, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-from runtime._models import CompileIssue, ErrorKind
 from runtime._threads import run_host_work
 from runtime.worker import _wire
 
@@ -33,19 +33,12 @@ class ProtocolViolation(Exception):
 class MessageCheck(Generic[_M]):
     """Validates one message type of the protocol against its declaration in the worker's
     wire module (a ``TypedDict``): a strict ``TypeAdapter`` is made from the declaration
-    itself, so the check and the declaration cannot drift."""
+    itself (and from the ``TypedDict``s it holds), so the check and the declaration cannot
+    drift."""
 
     def __init__(self, message: type[_M]) -> None:
-        hints = typing.get_type_hints(message)
-        required = message.__required_keys__  # type: ignore[attr-defined]
-        fields = {k: h if k in required else NotRequired[h] for k, h in hints.items()}
-        # pydantic reads TypedDicts of typing_extensions on Python 3.11; the worker's own
-        # module stays standard library only
-        make: Any = TypedDict
-        strict = make(message.__name__, fields)
-        strict.__pydantic_config__ = ConfigDict(extra="forbid", strict=True)
         self.name = message.__name__
-        self._adapter: TypeAdapter[_M] = TypeAdapter(strict)
+        self._adapter: TypeAdapter[_M] = TypeAdapter(_strict(message))
 
     def __call__(self, raw: object) -> _M:
         """``raw`` as the message it must be; raises ProtocolViolation naming the problem."""
@@ -57,41 +50,32 @@ class MessageCheck(Generic[_M]):
             raise ProtocolViolation(f"malformed {self.name}: {where}: {first['msg']}") from None
 
 
-class WireResultError(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    kind: ErrorKind
-    type: str = ""
-    message: str
-    line: int | None = None
-    column: int | None = None
-    limit: float | None = None
-    tool: str | None = None
-    code: str | None = None
-    problems: list[CompileIssue] = []
+def _strict(hint: Any) -> Any:
+    """``hint`` with every ``TypedDict`` in it strict (no other keys, no coercion) and of
+    ``typing_extensions``, the kind pydantic reads on Python 3.11 (the worker's own module
+    stays standard library only)."""
+    if typing.is_typeddict(hint):
+        hints = typing.get_type_hints(hint)
+        required = hint.__required_keys__
+        fields = {
+            key: _strict(h) if key in required else NotRequired[_strict(h)]
+            for key, h in hints.items()
+        }
+        make: Any = TypedDict
+        strict = make(hint.__name__, fields)
+        strict.__pydantic_config__ = ConfigDict(extra="forbid", strict=True)
+        return strict
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is None or origin is Literal or not args:
+        return hint
+    inner = tuple(_strict(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[inner]  # noqa: UP007 (a union built from a tuple)
+    return origin[inner]
 
 
-class Parts(BaseModel):
-    """A large value sent in slices: the container at ``path`` (dict keys) arrives in
-    ``count`` frames that follow the result frame."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    path: list[str]
-    kind: Literal["list", "dict"]
-    count: int = Field(ge=1, le=1_000_000)
-
-
-class WireResult(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    op: Literal["result"]
-    ok: bool
-    value: Any = None
-    logs: str = ""
-    logs_dropped: int = 0
-    calls: int = 0
-    timings: dict[str, float] = {}
-    error: WireResultError | None = None
-    warnings: list[str] = []
-    parts: Parts | None = None
+MAX_PARTS = 1_000_000
+"""The most slices one result may announce."""
 
 
 OFF_LOOP_BYTES = 256 * 1024
@@ -176,28 +160,30 @@ async def read_frame(
 
 async def assemble(
     reader: asyncio.StreamReader,
-    result: WireResult,
+    result: _wire.ResultMessage,
     max_frame: int,
     max_total: int,
     budget: Budget,
-) -> WireResult:
+) -> _wire.ResultMessage:
     """Read the slices of a large value and put them in place; anything that does not fit
     the announced shape is a protocol violation."""
-    parts = result.parts
+    parts = result.get("parts")
     assert parts is not None
-    target: Any = result.value
-    for key in parts.path:
+    if not 1 <= parts["count"] <= MAX_PARTS:
+        raise ProtocolViolation(f"a result in {parts['count']} slices (1 to {MAX_PARTS})")
+    target: Any = result.get("value")
+    for key in parts["path"]:
         if not isinstance(target, dict) or key not in target:
             raise ProtocolViolation(f"the sliced value has no entry {key!r} on its path")
         target = target[key]
-    want = dict if parts.kind == "dict" else list
+    want = dict if parts["kind"] == "dict" else list
     if type(target) is not want or target:
         raise ProtocolViolation("the sliced value's placeholder is not an empty container")
     total = 0
-    for _ in range(parts.count):
+    for _ in range(parts["count"]):
         message, size = await read_frame(reader, max_frame, budget)
         if type(message) is not want:
-            raise ProtocolViolation(f"a slice of a {parts.kind} is a {type(message).__name__}")
+            raise ProtocolViolation(f"a slice of a {parts['kind']} is a {type(message).__name__}")
         total += size
         if total > max_total:
             raise ProtocolViolation("the slices exceed the result limit")
@@ -205,16 +191,15 @@ async def assemble(
             target.update(message)
         else:
             target.extend(message)
-    return result.model_copy(update={"parts": None})
+    whole: _wire.ResultMessage = {**result}
+    del whole["parts"]
+    return whole
 
 
-def validated(message: Any) -> WireResult:
-    try:
-        return WireResult.model_validate(message)
-    except ValidationError as exc:
-        raise ProtocolViolation(f"malformed result: {exc.errors()[0]['msg']}") from None
+validated = MessageCheck(_wire.ResultMessage)
+"""A result message as the worker must send it; ProtocolViolation otherwise."""
 
 
-async def validated_off_loop(message: Any) -> WireResult:
+async def validated_off_loop(message: Any) -> _wire.ResultMessage:
     """``validated`` for a large message, on the decoding threads."""
     return await run_host_work(validated, message)

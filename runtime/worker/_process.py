@@ -160,7 +160,7 @@ async def _run(
     link: HostLink,
     request: _wire.ExecRequest,
     prepared: Prepared,
-) -> dict[str, Any]:
+) -> _wire.ResultMessage:
     limits = request["limits"]
     output = prepared.output
     output.cap = int(limits["output_bytes"])
@@ -177,26 +177,31 @@ async def _run(
     timings = {"compile_ms": (compiled - started) * 1000, "run_ms": 0.0}
     if code is None:
         first = problems[0]
-        return {
+        listed: list[_wire.ResultProblem] = [
+            {"kind": p.kind, "message": p.message, "line": p.line, "column": p.column}
+            for p in problems
+        ]
+        refused: _wire.ResultMessage = {
             "op": "result",
             "ok": False,
             "timings": timings,
             "logs": "",
             "error": _results.error(
-                first.kind,
+                "syntax" if first.kind == "syntax" else "policy",
                 first.message,
                 line=first.line,
                 column=first.column,
-                problems=[p.__dict__ for p in problems],
+                problems=listed,
             ),
         }
+        return refused
 
     channel = Channel(link, max_calls=int(limits["max_calls"]))
     glb = prepared.globals
     for ns in NAMESPACES:
         glb[ns] = Namespace(channel, ns, sorted(request["namespaces"].get(ns, "").splitlines()))
     value: Any = None
-    error: dict[str, Any] | None = None
+    error: _wire.ResultError | None = None
     try:
         with _audit.trusted():
             exec(code, glb)  # defines the snippet's main; none of its statements run yet
@@ -217,7 +222,7 @@ async def _run(
         del exc
         gc.collect()
     timings["run_ms"] = (time.perf_counter() - compiled) * 1000
-    result = {
+    result: _wire.ResultMessage = {
         "op": "result",
         "ok": error is None,
         "timings": timings,
@@ -269,7 +274,7 @@ async def _serve(sock: socket.socket, prepared: Prepared, kernel: Kernel, *, spa
     await link.closed
 
 
-def _unconfined(failure: str) -> dict[str, Any]:
+def _unconfined(failure: str) -> _wire.ResultMessage:
     """The answer of a worker that must not run its snippet: it could not confine itself."""
     return {
         "op": "result",

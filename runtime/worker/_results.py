@@ -22,13 +22,19 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from runtime.worker import _audit, _wire
 from runtime.worker._channel import CallLimitError
 from runtime.worker._errors import PolicyError, ToolError
 from runtime.worker._policy import FILENAME
-from runtime.worker._wire import WireLimits
+from runtime.worker._wire import (
+    ErrorKind,
+    ResultError,
+    ResultMessage,
+    ResultProblem,
+    WireLimits,
+)
 
 PART_BYTES = 1 << 20
 """Values whose JSON is larger than this cross in slices of about this size."""
@@ -44,22 +50,34 @@ def readable(text: str) -> str:
 
 
 def error(
-    kind: str,
+    kind: ErrorKind,
     message: str,
     *,
     type_name: str = "",
     line: int | None = None,
     column: int | None = None,
-    **extra: Any,
-) -> dict[str, Any]:
-    return {
+    limit: float | None = None,
+    tool: str | None = None,
+    code: str | None = None,
+    problems: list[ResultProblem] | None = None,
+) -> ResultError:
+    """The ``error`` of a result message; what is None is left out."""
+    failure: ResultError = {
         "kind": kind,
         "type": type_name,
         "message": readable(message[:_MAX_MESSAGE]),
         "line": line,
         "column": column,
-        **extra,
     }
+    if limit is not None:
+        failure["limit"] = limit
+    if tool is not None:
+        failure["tool"] = tool
+    if code is not None:
+        failure["code"] = code
+    if problems is not None:
+        failure["problems"] = problems
+    return failure
 
 
 def snippet_line(tb: TracebackType | None) -> int | None:
@@ -73,7 +91,7 @@ def snippet_line(tb: TracebackType | None) -> int | None:
     return line
 
 
-def exception_error(exc: BaseException, limits: WireLimits) -> dict[str, Any]:
+def exception_error(exc: BaseException, limits: WireLimits) -> ResultError:
     line = snippet_line(exc.__traceback__)
     name = type(exc).__name__
     if isinstance(exc, MemoryError):
@@ -176,11 +194,13 @@ def _surrogate(value: Any) -> str:
 # -- the frame -------------------------------------------------------------------------------
 
 
-def _failed(result: dict[str, Any], failure: dict[str, Any]) -> dict[str, Any]:
-    return {**result, "ok": False, "value": None, "error": failure}
+def _failed(result: ResultMessage, failure: ResultError) -> ResultMessage:
+    failed: ResultMessage = {**result, "ok": False, "error": failure}
+    failed.pop("value", None)
+    return failed
 
 
-def _plain_data_error(exc: TypeError) -> dict[str, Any]:
+def _plain_data_error(exc: TypeError) -> ResultError:
     hint = "add await" if "coroutine" in str(exc) else "return plain data"
     return error(
         "runtime",
@@ -190,11 +210,11 @@ def _plain_data_error(exc: TypeError) -> dict[str, Any]:
     )
 
 
-Encoded = tuple[dict[str, Any], bytes]
+Encoded = tuple[ResultMessage, bytes]
 """A result message as it will be sent, and its frame."""
 
 
-def _encode(result: dict[str, Any]) -> Encoded:
+def _encode(result: ResultMessage) -> Encoded:
     try:
         return result, _wire.encode_json(result)
     except TypeError as exc:
@@ -225,7 +245,7 @@ def _encode(result: dict[str, Any]) -> Encoded:
         return _encode({**result, "value": value, "warnings": warnings})
 
 
-def _checked(result: dict[str, Any], limits: WireLimits) -> Encoded:
+def _checked(result: ResultMessage, limits: WireLimits) -> Encoded:
     cap = int(limits["max_result_bytes"])
     try:
         sent, frame = _encode(result)
@@ -290,7 +310,7 @@ def _emptied(value: Any, path: list[Any], empty: Any) -> Any:
     return copy
 
 
-def _sliced(result: dict[str, Any], size: int) -> list[bytes] | None:
+def _sliced(result: ResultMessage, size: int) -> list[bytes] | None:
     """The frames of a large result in slices, or None when there is no container to slice
     (one huge string, say)."""
     value = result["value"]
@@ -300,11 +320,11 @@ def _sliced(result: dict[str, Any], size: int) -> list[bytes] | None:
         container = container[key]
     if not isinstance(container, list | dict) or len(container) < 2:
         return None
-    kind = "dict" if isinstance(container, dict) else "list"
+    kind: Literal["list", "dict"] = "dict" if isinstance(container, dict) else "list"
     items: list[Any] = list(container.items()) if isinstance(container, dict) else container
     per = max(1, len(items) * PART_BYTES // size)
     slices = [items[i : i + per] for i in range(0, len(items), per)]
-    header = {
+    header: ResultMessage = {
         **result,
         "value": _emptied(value, path, {} if kind == "dict" else []),
         "parts": {"path": path, "kind": kind, "count": len(slices)},
@@ -314,7 +334,7 @@ def _sliced(result: dict[str, Any], size: int) -> list[bytes] | None:
     return frames
 
 
-def encode_result(result: dict[str, Any], limits: WireLimits) -> list[bytes]:
+def encode_result(result: ResultMessage, limits: WireLimits) -> list[bytes]:
     """The result frames; every failure to encode becomes an error result, never an exception."""
     sent, frame = _checked(result, limits)
     if len(frame) <= PART_BYTES or not sent.get("ok"):

@@ -94,6 +94,61 @@ class CallReply(TypedDict):
     error: NotRequired[ReplyError]
 
 
+ErrorKind = Literal[
+    "syntax", "policy", "runtime", "tool", "timeout", "memory", "limit", "crash", "protocol"
+]
+
+
+class ResultProblem(TypedDict):
+    """One reason a snippet could not be compiled."""
+
+    kind: str
+    message: str
+    line: int | None
+    column: int | None
+
+
+class ResultError(TypedDict):
+    """Why a snippet failed, as the worker saw it."""
+
+    kind: ErrorKind
+    type: str
+    """The exception's type name, e.g. ``ZeroDivisionError``."""
+    message: str
+    line: int | None
+    column: int | None
+    limit: NotRequired[float]
+    """The limit that was reached (``kind == "limit"``)."""
+    tool: NotRequired[str]
+    """The provider whose ToolError went uncaught (``kind == "tool"``)."""
+    code: NotRequired[str]
+    problems: NotRequired[list[ResultProblem]]
+
+
+class ResultParts(TypedDict):
+    """A large value sent in slices: the container at ``path`` (dict keys) arrives in
+    ``count`` frames after the result frame."""
+
+    path: list[str]
+    kind: Literal["list", "dict"]
+    count: int
+
+
+class ResultMessage(TypedDict):
+    """Worker -> host: how the snippet ended."""
+
+    op: Literal["result"]
+    ok: bool
+    timings: dict[str, float]
+    logs: str
+    logs_dropped: NotRequired[int]
+    calls: NotRequired[int]
+    value: NotRequired[Any]
+    error: NotRequired[ResultError]
+    warnings: NotRequired[list[str]]
+    parts: NotRequired[ResultParts]
+
+
 class ForkRequest(TypedDict):
     """Host -> zygote: fork a worker on the socket sent with this message."""
 

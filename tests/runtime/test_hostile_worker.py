@@ -21,7 +21,9 @@ def frame(body: bytes, codec: int = _wire.JSON) -> bytes:
 
 
 def result(**fields: Any) -> bytes:
-    return frame(json.dumps({"op": "result", "ok": True, "timings": {}, **fields}).encode())
+    return frame(
+        json.dumps({"op": "result", "ok": True, "timings": {}, "logs": "", **fields}).encode()
+    )
 
 
 async def run_against(
@@ -169,3 +171,40 @@ async def test_a_key_the_protocol_lets_a_call_omit_may_not_be_null() -> None:
     done, kills = await run_against(sends(frame(json.dumps(call).encode())))
     assert done.error is not None and done.error.kind == "protocol"
     assert "malformed CallMessage: args:" in done.error.message and kills == [7]
+
+
+async def test_a_result_the_protocol_does_not_declare_is_refused_naming_the_field() -> None:
+    """The result message is checked against its declaration (``_wire.ResultMessage``): a
+    key it does not have, a value of the wrong type, a nested error with a key of its own or
+    a kind it does not know, and an announcement of no slices are protocol errors."""
+    cases = {
+        "handle": result(value=1, handle="h-1"),
+        "ok": frame(b'{"op": "result", "ok": "yes", "timings": {}, "logs": ""}'),
+        "error.kind": result(
+            ok=False,
+            error={"kind": "mystery", "type": "", "message": "m", "line": None, "column": None},
+        ),
+        "error.secret": result(
+            ok=False,
+            error={
+                "kind": "runtime",
+                "type": "",
+                "message": "m",
+                "line": None,
+                "column": None,
+                "secret": 1,
+            },
+        ),
+        "slices": result(value=[], parts={"path": [], "kind": "list", "count": 0}),
+    }
+    for field, sent in cases.items():
+        done, kills = await run_against(sends(sent))
+        assert done.error is not None and done.error.kind == "protocol", field
+        assert kills == [7], field
+        if field == "slices":
+            assert "in 0 slices" in done.error.message
+        else:
+            assert done.error.message.startswith(f"malformed ResultMessage: {field}"), (
+                field,
+                done.error.message,
+            )
