@@ -18,6 +18,7 @@ from runtime.boundary._scan import Items, Members, raw_decode, space
 
 _NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
 _INT = re.compile(r"-?\d+")
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 EXAMPLES = '$.items[0].name, $["key with spaces"], $.items[*].id, $.items[0:5], $.*'
 
 
@@ -70,6 +71,28 @@ def parse(path: str) -> list[Step]:
     return steps
 
 
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f"}
+
+
+def _escape(path: str, i: int) -> tuple[str, int]:
+    """The character a backslash escape at ``path[i]`` (after the backslash) stands for, and
+    where the key goes on: JSON's escapes (``\\n``, ``\\u00e9``, a surrogate pair), so a key
+    as :func:`child_path` writes it reads back; any other character stands for itself
+    (``\\'``, ``\\"``, ``\\\\``)."""
+    char = path[i]
+    if char in _ESCAPES:
+        return _ESCAPES[char], i + 1
+    if char == "u" and _HEX4.fullmatch(path[i + 1 : i + 5]):
+        code = int(path[i + 1 : i + 5], 16)
+        low = path[i + 5 : i + 11]
+        if 0xD800 <= code < 0xDC00 and low[:2] == "\\u" and _HEX4.fullmatch(low[2:]):
+            second = int(low[2:], 16)
+            if 0xDC00 <= second < 0xE000:
+                return chr(0x10000 + ((code - 0xD800) << 10) + (second - 0xDC00)), i + 11
+        return chr(code), i + 5
+    return char, i + 1
+
+
 def _bracket(path: str, i: int, steps: list[Step]) -> int:
     if path[i : i + 2] == "*]":
         steps.append(Wild())
@@ -77,15 +100,17 @@ def _bracket(path: str, i: int, steps: list[Step]) -> int:
     if path[i : i + 1] in ('"', "'"):
         quote = path[i]
         end = i + 1
-        name = ""
+        chars: list[str] = []
         while end < len(path) and path[end] != quote:
             if path[end] == "\\" and end + 1 < len(path):
-                end += 1
-            name += path[end]
+                char, end = _escape(path, end + 1)
+                chars.append(char)
+                continue
+            chars.append(path[end])
             end += 1
         if path[end + 1 : end + 2] != "]":
             _bad(path, end, f"expected {quote}] to close the key")
-        steps.append(Key(name))
+        steps.append(Key("".join(chars)))
         return end + 2
     close = path.find("]", i)
     if close < 0:

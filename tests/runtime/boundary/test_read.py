@@ -279,3 +279,19 @@ def test_counts_equal_one_left_to_right_pass_on_large_payloads(store: Store, nee
     text = (LOG + "aaaaaaa ababab\n") * 8
     got = read(stored(store, text), budget=4096, query=needle, max_matches=2)
     assert got.total_matches == text.count(needle)
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.text(max_size=12), value=st.integers())
+def test_every_key_a_read_shows_reads_back_by_the_path_it_is_shown_under(
+    key: str, value: int
+) -> None:
+    """The path a JSON path read names a value by (``$["a\\nb"]``, ``$.name``) is a path that
+    reads that value: keys with quotes, backslashes, control characters and any Unicode."""
+    doc = json.dumps({key: value, "other": None}, ensure_ascii=False).encode(
+        "utf-8", "surrogatepass"
+    )
+    found = read(BytesReadable("doc", doc, "json"), budget=4096, json_path="$.*")
+    shown = next(v.path for v in found.values if v.value == value)
+    again = read(BytesReadable("doc", doc, "json"), budget=4096, json_path=shown)
+    assert [v.value for v in again.values] == [value]
