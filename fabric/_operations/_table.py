@@ -34,12 +34,14 @@ def _accepted(name: str) -> AliasChoices:
 
 
 class Args(BaseModel):
-    """The base of every operation's arguments: frozen, unknown names refused, each field
-    accepted by its name or its camelCase spelling."""
+    """The base of every operation's arguments: frozen, unknown names refused, values taken
+    as they are (``true`` is not a number, ``"5"`` is not an int), each field accepted by its
+    name or its camelCase spelling."""
 
     model_config = ConfigDict(
         extra="forbid",
         frozen=True,
+        strict=True,
         alias_generator=AliasGenerator(validation_alias=_accepted),
     )
 

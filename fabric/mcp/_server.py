@@ -14,13 +14,13 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SdkToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError
 from mcp_types import CallToolResult
-from pydantic import ValidationError
+from pydantic import Strict, ValidationError
 
 from fabric import __version__
 from fabric._outcomes import FabricResult
@@ -146,8 +146,8 @@ def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[C
         ctx: Context,
         result_format: Literal["auto", "json", "yaml", "text"] | None = None,
         result_policy: Literal["auto", "inline", "offload", "summarize"] | None = None,
-        timeout_s: float | None = None,
-        strict: bool | None = None,
+        timeout_s: Annotated[float, Strict()] | None = None,
+        strict: Annotated[bool, Strict()] | None = None,
     ) -> CallToolResult:
         session = _session_key(ctx)
         count, last_handle = breaker.see(session, code)

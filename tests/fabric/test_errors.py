@@ -105,6 +105,11 @@ async def test_mcp_tools_answer_bad_arguments_in_the_same_words(tmp_path: Path) 
             "max_matches": "many",
         },
         ("ctx_recall", "max_tokens must be at least 1, not -1"): {"max_tokens": -1},
+        ("fabric_exec", "timeout_s must be a number, not True"): {"code": "1", "timeout_s": True},
+        ("ctx_read", "max_matches must be a whole number, not True"): {
+            "handle": "a.txt",
+            "max_matches": True,
+        },
         ("ctx_read", "maxMatch is not a parameter here; did you mean max_matches?"): {
             "handle": "a.txt",
             "maxMatch": 3,
