@@ -27,8 +27,10 @@ MODULES = frozenset(contract.MODULES)
 _MAX_CALL_DEPTH = 8
 MAX_STEPS = 100_000
 """Statements and expressions one analysis evaluates at most. Local calls are re-walked at each
-call site and loop bodies twice, so a short snippet can ask for exponentially many steps; past
-the budget the analysis stops and the snippet is UNKNOWN."""
+call site and loop bodies until they settle, so a short snippet can ask for exponentially many
+steps; past the budget the analysis stops and the snippet is UNKNOWN."""
+MAX_LOOP_ROUNDS = 12
+"""Walks of one loop body before a loop that has not settled fails closed."""
 
 
 class OutOfSteps(Exception):
@@ -199,17 +201,31 @@ class Flow:
         self.env = _merge(before, after_body, self.env)
 
     def _loop(self, run_body: Callable[[], None], bounded: bool) -> None:
+        """A loop to its fixpoint: the body is walked again from the join of every state it
+        can start in until no name it writes changes (a value carried from one iteration to
+        the next, however long the chain). A loop that has not settled after
+        ``MAX_LOOP_ROUNDS`` walks fails closed: what it writes is UNKNOWN and unbounded."""
         before = self.env
         if not bounded:
             self.unbounded_loops += 1
         try:
-            self.env = Env(before)
-            run_body()
-            first = self.env
-            self.env = Env(_merge(before, first))
-            run_body()  # a second pass lets values carried around the loop settle
-            self.env.written |= first.written
-            self.env = _merge(before, self.env)
+            entry = Env(before)
+            written: set[str] = set()
+            for _ in range(MAX_LOOP_ROUNDS):
+                self.env = Env(entry)
+                run_body()
+                written |= self.env.written
+                after = _widened(entry, _joined(entry, self.env), self.env.written)
+                if _settled(entry, after, self.env.written):
+                    break
+                entry = after
+            else:
+                for name in written:
+                    dict.__setitem__(
+                        entry, name, fail_closed("a loop that does not settle", entry[name])
+                    )
+            entry.written = written
+            self.env = _merge(before, entry)
         finally:
             if not bounded:
                 self.unbounded_loops -= 1
@@ -442,6 +458,52 @@ class Flow:
             cls = Cls.SELECTED
         result = value.retag(cls, bounded and value.bounded)
         return result.step("filter" if selected else "comprehension")
+
+
+def _joined(entry: Env, end: Env) -> Env:
+    """The state at a loop's head: ``entry`` joined with where one walk of the body ended,
+    for every name the walk wrote (a name the loop makes takes the body's value)."""
+    joined = Env(entry)
+    joined.written = set(entry.written)
+    for name in end.written:
+        old, new = entry.get(name), end[name]
+        joined[name] = new if old is None or old is new else join(old, new)
+    return joined
+
+
+def _widened(entry: Env, after: Env, names: set[str]) -> Env:
+    """``after``, with a bound that grew since ``entry`` dropped (still bounded, amount not
+    known): a loop that adds to a value each round settles instead of counting up."""
+    for name in names:
+        old, new = entry.get(name), after.get(name)
+        if old is not None and new is not None and new.bound is not None and new.bound != old.bound:
+            dict.__setitem__(after, name, replace(new, bound=None))
+    return after
+
+
+def _settled(entry: Env, after: Env, names: set[str]) -> bool:
+    """Whether one more walk of a loop body left every name it wrote as it found it."""
+    return all(_lattice(entry.get(name)) == _lattice(after.get(name)) for name in names)
+
+
+def _lattice(value: V | None) -> object:
+    """What of a value the verdict depends on (not its trail or wording), compared between
+    the rounds of a loop."""
+    if value is None:
+        return None
+    return (
+        value.cls,
+        value.bounded,
+        value.bound,
+        value.sources,
+        None if value.parts is None else tuple(_lattice(p) for p in value.parts),
+        None if value.fields is None else tuple((k, _lattice(v)) for k, v in value.fields),
+        value.func,
+        value.module,
+        repr(value.const),
+        value.at_most,
+        value.tag,
+    )
 
 
 def _merge(before: Env, *ends: Env) -> Env:

@@ -1,0 +1,86 @@
+"""Loops are analysed to their fixpoint: a value carried from one iteration to the next is
+followed however long the chain, and a loop that does not settle fails closed."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analyzer import Options, analyze
+
+_READ = 'await tools.read(path="x.txt")'
+
+
+def test_a_chain_that_needs_three_iterations_is_followed() -> None:
+    """The case two passes missed: ``c`` holds the file from the third iteration on."""
+    code = f"a = b = c = None\nfor i in range(3):\n    c = b\n    b = a\n    a = {_READ}\nreturn c"
+    got = analyze(code)
+    assert (got.classification.value, got.bounded) == ("RAW", False)
+    assert got.verdict == "WARN"
+    assert analyze(code, options=Options(strict=True)).verdict == "BLOCK"
+
+
+def test_a_while_loop_carries_values_the_same_way() -> None:
+    code = f"a = b = None\nn = 0\nwhile n < 10:\n    b = a\n    a = {_READ}\n    n += 1\nreturn b"
+    assert analyze(code).classification.value == "RAW"
+
+
+def test_a_bound_that_grows_each_round_settles_as_bounded() -> None:
+    """Adding a slice per round of a bounded loop stays bounded; the amount is not known."""
+    code = f's = ""\nfor x in range(5):\n    r = {_READ}\n    s = s + r[:10]\nreturn s'
+    got = analyze(code)
+    assert (got.classification.value, got.bounded) == ("SELECTED", True)
+    assert got.bound is None
+
+
+def test_an_unbounded_loop_that_grows_a_value_is_unbounded() -> None:
+    code = f"s = []\nwhile True:\n    r = {_READ}\n    s.append(r[:10])\nreturn s"
+    assert analyze(code).bounded is False
+
+
+def _reference(order: list[int], steps: list[str]) -> tuple[str, bool]:
+    """What ``v0`` can hold after any number of iterations, by running the loop body on
+    abstract values: each variable is NONE, RAW (unbounded) or SELECTED (bounded)."""
+    n = len(steps)
+    state = ["NONE"] * (n + 1)
+    seen = [state[0]]
+    for _ in range(n + 3):
+        for link in order:
+            if link == n:
+                state[n] = "RAW"
+            else:
+                held = state[link + 1]
+                state[link] = "SELECTED" if steps[link] == "slice" and held != "NONE" else held
+        seen.append(state[0])
+    rank = {"NONE": 0, "SELECTED": 1, "RAW": 2}
+    worst = max(seen, key=rank.__getitem__)
+    return worst, "RAW" not in seen
+
+
+@st.composite
+def chains(draw: st.DrawFn) -> tuple[str, tuple[str, bool]]:
+    """A loop whose body copies v1 into v0, v2 into v1... and reads the file into the last,
+    in any order, some links slicing what they copy."""
+    n = draw(st.integers(1, 8))
+    steps = draw(st.lists(st.sampled_from(["copy", "slice"]), min_size=n, max_size=n))
+    order = draw(st.permutations(list(range(n + 1))))
+    lines = [" = ".join(f"v{i}" for i in range(n + 1)) + " = None", "for i in range(20):"]
+    for link in order:
+        if link == n:
+            lines.append(f"    v{n} = {_READ}")
+        else:
+            taken = f"v{link + 1}[:10]" if steps[link] == "slice" else f"v{link + 1}"
+            lines.append(f"    v{link} = {taken}")
+    lines.append("return v0")
+    return "\n".join(lines), _reference(order, steps)
+
+
+@settings(max_examples=300, deadline=None)
+@given(chains())
+def test_loop_carried_chains_match_a_reference_interpretation(
+    chain: tuple[str, tuple[str, bool]],
+) -> None:
+    """Zero unbounded flows judged bounded, and no bounded one judged otherwise."""
+    code, (expected, bounded) = chain
+    got = analyze(code)
+    assert (got.classification.value, got.bounded) == (expected, bounded), code
