@@ -57,7 +57,7 @@ def _cached(code: str, effects: EffectsTable, options: Options) -> Analysis:
         )
     except RecursionError:
         return _unanalysed(options, "too-deep", "the snippet nests too deeply to analyse", _FLAT)
-    flow = Flow(effects, options, Positions(code))
+    flow = Flow(effects, options, Positions(code, module))
     try:
         result = flow.run(module)
     except RecursionError:

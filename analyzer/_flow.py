@@ -57,6 +57,9 @@ class Flow:
 
     def __init__(self, effects: EffectsTable, options: Options, positions: Positions) -> None:
         self.rules = Rules(self, effects, options, positions)
+        self.positions = positions
+        self.scope = 0
+        """The scope of the code being walked (``Positions``): the module, or a function."""
         self.env = Env()
         self.returns: list[V] = []
         self.notes: list[tuple[str, str]] = []
@@ -280,7 +283,7 @@ class Flow:
         self.block(node.body)
 
     def _def(self, node: cst.FunctionDef) -> None:
-        self.env[node.name.value] = V(func=Func(node, None))
+        self.env[node.name.value] = V(func=Func(node, None, self.positions.scope(node)))
 
     def _class(self, node: cst.ClassDef) -> None:
         self.env[node.name.value] = V(module="<class>")
@@ -385,7 +388,8 @@ class Flow:
         key = id(func.node)
         if key in self.active or self.depth >= _MAX_CALL_DEPTH:
             return fail_closed("recursion is cut off", *args, *kwargs.values())
-        saved = (self.env, self.returns, self.globals_declared, self.unbounded_loops)
+        saved = (self.env, self.returns, self.globals_declared, self.unbounded_loops, self.scope)
+        self.scope = func.scope
         outer = self.env
         self.env = Env(outer if func.closure is None else {**outer, **func.closure})
         self.returns, self.globals_declared = [], set()
@@ -403,7 +407,7 @@ class Flow:
         finally:
             self.depth -= 1
             self.active.discard(key)
-            self.env, self.returns, self.globals_declared, self.unbounded_loops = saved
+            self.env, self.returns, self.globals_declared, self.unbounded_loops, self.scope = saved
         for name, value in written.items():
             self.env[name] = join(self.env.get(name, CLEAN), value)
         return result

@@ -90,7 +90,7 @@ class Rules:
                 self.flow.expr(n.test),
                 join(self.flow.expr(n.body), self.flow.expr(n.orelse)),
             )[1],
-            cst.Lambda: lambda n: V(func=Func(n, dict(self.flow.env))),
+            cst.Lambda: lambda n: V(func=Func(n, dict(self.flow.env), self.flow.scope)),
             cst.List: self.sequence,
             cst.Tuple: self.sequence,
             cst.Set: self.sequence,
@@ -232,7 +232,7 @@ class Rules:
 
     def provider(self, name: str, node: cst.Call, args: list[V], kwargs: dict[str, V]) -> V:
         namespace, _, rest = name.partition(".")
-        spot = self.positions.locate(name, node)
+        spot = self.positions.locate(name, node, self.flow.scope)
         line, column = spot if spot else (None, None)
         source = Src(namespace, rest, line, column)
         label = f"{name} (line {line})" if line else name

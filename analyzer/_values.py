@@ -45,6 +45,9 @@ class Func:
     """The libcst FunctionDef or Lambda."""
     closure: Any
     """The environment it was defined in."""
+    scope: int = 0
+    """Where its calls are in the text: its own body's scope for a def, the scope it was
+    made in for a lambda (``Positions``)."""
 
 
 @dataclass(frozen=True, slots=True)
