@@ -55,9 +55,14 @@ def _flag(name: str) -> str:
 def _add(parser: argparse.ArgumentParser, op: Operation, name: str, info: FieldInfo) -> None:
     default = op.cli.defaults.get(name, info.default)
     said = info.description or ""
-    notes = (
-        [f"{low} to {high}"] if (low := _bound(info, "ge")) and (high := _bound(info, "le")) else []
-    )
+    low, high = _bound(info, "ge"), _bound(info, "le")
+    notes = []
+    if low is not None and high is not None:
+        notes.append(f"{low} to {high}")
+    elif low is not None:
+        notes.append(f"at least {low}")
+    elif high is not None:
+        notes.append(f"at most {high}")
     if default not in (None, False, "") and not info.is_required():
         notes.insert(0, f"default: {default}")
     if notes:
@@ -123,10 +128,10 @@ def run(args: argparse.Namespace) -> int:
         done = asyncio.run(_serve(op, Path(args.workspace), values))
     except Exception as exc:
         return report(args, exc, names)
-    if args.json:
+    if args.json:  # the data, and the text a person reads beside it
         data = done.data
-        if op.text_key is not None and isinstance(data, dict):
-            data = {**data, op.text_key: done.text}
+        if isinstance(data, dict):
+            data = {**data, op.text_key or "text": done.text}
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
     else:
         sys.stdout.write(done.text + ("" if done.text.endswith("\n") else "\n"))

@@ -116,11 +116,18 @@ class Executions:
         )
         return done
 
-    def check(self, code: str, *, strict: bool | None = None) -> Analysis:
+    def check(
+        self,
+        code: str,
+        *,
+        strict: bool | None = None,
+        block_unbounded_returns: bool | None = None,
+    ) -> Analysis:
         """``ce_exec``: what ``code`` would return, classified, without running it."""
         if not isinstance(code, str):
             raise ConfigError(f"code must be a str, not {type(code).__name__}")
-        return analyze(code, self._settings.effects, self._settings.options(strict))
+        options = self._settings.options(strict, block_unbounded_returns)
+        return analyze(code, self._settings.effects, options)
 
     def _check_and_keep(self, code: str, strict: bool | None) -> Analysis:
         analysis = self.check(code, strict=strict)

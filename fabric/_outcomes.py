@@ -3,13 +3,11 @@ disabled), a provider host that reports calls, and the fields telemetry keeps.""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from analyzer import Analysis
-from runtime import ExecError, ExecResult, ProviderCallError, ProviderHost, Timings, render_error
-from store import StoreError
+from runtime import ExecError, ExecResult, ProviderHost, Timings, render_error
 
 
 class FabricResult(ExecResult):
@@ -55,19 +53,6 @@ def is_small(result: ExecResult) -> bool:
         or (isinstance(value, str) and len(value) < 4096)
     )
     return cheap and len(result.logs) < 4096 and len(result.text) < 4096
-
-
-def store_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Store errors reach the snippet as ToolError with the error's name as its code."""
-
-    @functools.wraps(func)
-    async def wrapped(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return await func(*args, **kwargs)
-        except StoreError as exc:
-            raise ProviderCallError(str(exc), code=exc.code) from None
-
-    return wrapped
 
 
 def verdict_fields(analysis: Any) -> dict[str, Any]:

@@ -218,9 +218,18 @@ class Fabric:
             on_call=on_call,
         )
 
-    def check(self, code: str, *, strict: bool | None = None) -> Analysis:
-        """``ce_exec``: what ``code`` would return, classified, without running it."""
-        return self.executions.check(code, strict=strict)
+    def check(
+        self,
+        code: str,
+        *,
+        strict: bool | None = None,
+        block_unbounded_returns: bool | None = None,
+    ) -> Analysis:
+        """``ce_exec``: what ``code`` would return, classified, without running it;
+        ``strict`` and ``block_unbounded_returns`` judge as those settings would."""
+        return self.executions.check(
+            code, strict=strict, block_unbounded_returns=block_unbounded_returns
+        )
 
     @property
     def queued(self) -> int:
@@ -266,6 +275,8 @@ class Fabric:
         detail: Literal["compact", "full"] = "compact",
     ) -> dict[str, Any]:
         """``ctx_status``: what Fabric did for the context (this session, or ``lifetime``)."""
+        if scope not in ("session", "lifetime") or detail not in ("compact", "full"):
+            raise ConfigError('scope is "session" or "lifetime"; detail is "compact" or "full"')
         events = self.telemetry.events
         report: dict[str, Any] = {"scope": scope, "running": self.running, "queued": self.queued}
         report.update(
@@ -289,6 +300,10 @@ class Fabric:
         return report
 
     # -- lifetime ----------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def _check_open(self) -> None:
         if self._closed:

@@ -81,8 +81,12 @@ class Settings:
     def isolation(self) -> Isolation:
         return self.config.isolation
 
-    def options(self, strict: bool | None) -> Options:
-        """The analyzer's options, with ``strict`` for one call when it is given."""
-        if strict is None or strict == self.analysis.strict:
-            return self.analysis
-        return self.analysis.model_copy(update={"strict": strict})
+    def options(self, strict: bool | None, block_unbounded_returns: bool | None = None) -> Options:
+        """The analyzer's options, with ``strict`` (and ``block_unbounded_returns``) for one
+        call when given."""
+        given = {
+            k: v
+            for k, v in (("strict", strict), ("block_unbounded_returns", block_unbounded_returns))
+            if v is not None and v != getattr(self.analysis, k)
+        }
+        return self.analysis.model_copy(update=given) if given else self.analysis

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,7 @@ USAGE_CODES = frozenset(
     }
 )
 """Codes that mean the caller asked wrongly (exit status 2 in the CLI), not that work failed."""
+_CAPITAL = re.compile(r"[A-Z]")
 _KINDS = {
     "int": "a whole number",
     "float": "a number",
@@ -41,6 +43,10 @@ _KINDS = {
     "dict": "an object",
     "list": "a list",
 }
+
+
+_SHOWN_ERRORS = 5
+"""Problems of one input described at most; the rest are counted."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,11 @@ def describe(
     what it got (no pydantic jargon, no URLs). ``known``: the names the input takes, so that
     a misspelt one gets the near one."""
     names = names or {}
-    return "; ".join(_one(error, names, known) for error in exc.errors(include_url=False))
+    errors = exc.errors(include_url=False)
+    said = [_one(error, names, known) for error in errors[:_SHOWN_ERRORS]]
+    if len(errors) > _SHOWN_ERRORS:
+        said.append(f"and {len(errors) - _SHOWN_ERRORS} more problems")
+    return "; ".join(said)
 
 
 def _one(error: Any, names: Mapping[str, str], known: Sequence[str]) -> str:
@@ -107,7 +117,10 @@ def _one(error: Any, names: Mapping[str, str], known: Sequence[str]) -> str:
     if kind == "missing":
         return f"{name} is required"
     if kind == "extra_forbidden":
-        near = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        snake = _CAPITAL.sub(lambda m: "_" + m.group(0).lower(), name)
+        if snake != name and snake in known:
+            return f"{name} and {snake} are one parameter: give it once"
+        near = difflib.get_close_matches(name[:100], known, n=1, cutoff=0.6)
         hint = f"; did you mean {near[0]}?" if near else ""
         return f"{name} is not a parameter here{hint}"
     if kind == "int_from_float":
@@ -147,7 +160,12 @@ def _shown(value: Any) -> str:
 
 
 def _renamed(message: str, names: Mapping[str, str]) -> str:
-    """A message that starts with a parameter's name, with the user's spelling of it."""
+    """A message that starts with a parameter's name (or with several, ``text and handle:``),
+    with the user's spelling of each."""
+    head, colon, rest = message.partition(": ")
+    subjects = head.split(" and ")
+    if colon and len(subjects) > 1 and all(s in names for s in subjects):
+        return " and ".join(names[s] for s in subjects) + colon + rest
     for name, typed in names.items():
         if message.startswith(f"{name}:") or message.startswith(f"{name} "):
             return typed + message[len(name) :]

@@ -170,7 +170,9 @@ async def assemble(
     parts = result.get("parts")
     assert parts is not None
     if not 1 <= parts["count"] <= MAX_PARTS:
-        raise ProtocolViolation(f"a result in {parts['count']} slices (1 to {MAX_PARTS})")
+        raise ProtocolViolation(
+            f"malformed ResultMessage: parts.count: {parts['count']} slices, not 1 to {MAX_PARTS}"
+        )
     target: Any = result.get("value")
     for key in parts["path"]:
         if not isinstance(target, dict) or key not in target:

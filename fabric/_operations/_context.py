@@ -27,7 +27,7 @@ class ReadArgs(Args):
     offset: int | None = Field(None, ge=0, description="first byte of a range")
     length: int | None = Field(None, ge=0, description="bytes of a range")
     query: str | None = Field(
-        None, description="text to find: literal and case-sensitive unless regex or ignore_case"
+        None, description="text to find (literal and case-sensitive unless asked otherwise)"
     )
     regex: bool = Field(False, description="the query is a regular expression")
     ignore_case: bool = Field(False, description="match the query in any case")
@@ -96,8 +96,8 @@ def _budget(name: str) -> Any:
 
 
 class SummarizeArgs(Args):
-    text: str | None = Field(None, description="the text to summarize (or give handle)")
-    handle: str | None = Field(None, description="a stored result to summarize (or give text)")
+    text: str | None = Field(None, description="the text to summarize")
+    handle: str | None = Field(None, description="or the handle of a stored result to summarize")
     mode: SummaryMode = Field(
         "structural",
         description=(
@@ -127,7 +127,11 @@ class SummarizeArgs(Args):
 )
 async def summarize(session: Fabric, args: SummarizeArgs, surface: Surface) -> Reply:
     if (args.text is None) == (args.handle is None):
-        raise ProviderCallError("pass either text or handle", code="bad_arguments")
+        raise ProviderCallError(
+            "text and handle: give one of them, the text to summarize or the handle of a stored "
+            "result",
+            code="bad_arguments",
+        )
     budgets = Budgets(
         max_input_tokens=args.max_input_tokens,
         max_chunks=args.max_chunks,

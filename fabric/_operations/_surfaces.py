@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from fabric._operations._table import OPERATIONS, Operation, Reply, signature
+from fabric._errors import FabricClosed
+from fabric._operations._table import OPERATIONS, Operation, Reply, Surface, signature
 from fabric._translate import error_payload
 from runtime import ProviderCallError
 
@@ -34,15 +35,7 @@ def _provider(op: Operation, session: Fabric) -> Callable[..., Awaitable[Any]]:
     operation's model; a failure reaches the snippet as ToolError with its code."""
 
     async def provider(**fields: Any) -> Any:
-        try:
-            reply = await op(session, op.args.model_construct(**fields), "snippet")
-        except ProviderCallError:
-            raise
-        except Exception as exc:
-            payload = error_payload(exc)
-            if payload.code == "internal":
-                raise
-            raise ProviderCallError(payload.message, code=payload.code) from None
+        reply = await _answer(op, session, fields, "snippet")
         if op.text_key is not None and isinstance(reply.data, dict):
             return {**reply.data, op.text_key: reply.text}
         return reply.data
@@ -51,12 +44,29 @@ def _provider(op: Operation, session: Fabric) -> Callable[..., Awaitable[Any]]:
     return provider
 
 
+async def _answer(
+    op: Operation, session: Fabric, fields: dict[str, Any], surface: Surface
+) -> Reply:
+    """``op`` on arguments its model has validated; what it raises for the caller's mistake or
+    the data's comes out as ProviderCallError with its code (a bug of Fabric's as it is)."""
+    try:
+        return await op(session, op.args.model_construct(**fields), surface)
+    except ProviderCallError:
+        raise
+    except Exception as exc:
+        payload = error_payload(exc)
+        if payload.code == "internal":
+            raise
+        raise ProviderCallError(payload.message, code=payload.code) from None
+
+
 class Calls:
     """The operations of one namespace as Python calls: ``await fab.ctx.read(handle,
     query="x")`` takes what ``ctx.read`` takes in a snippet and returns its :class:`Reply`
     (``text`` for a person, ``data`` as a snippet gets it). A failure raises
     ``ProviderCallError`` with its code (``bad_arguments`` for an argument the model refuses,
-    named)."""
+    named; ``invalid_name``, ``not_found``... from the store), and a call on a closed session
+    ``FabricClosed``."""
 
     def __init__(self, session: Fabric, namespace: str) -> None:
         self._session, self._namespace = session, namespace
@@ -74,9 +84,11 @@ class Calls:
 
 def _call(op: Operation, session: Fabric) -> Callable[..., Awaitable[Reply]]:
     async def call(*positional: Any, **named: Any) -> Reply:
+        if session.closed:
+            raise FabricClosed("this Fabric session is closed")
         provider = session.providers.get(op.namespace, op.name)  # binds and checks as in a snippet
         fields = provider.validate(provider.bind(positional, named))
-        return await op(session, op.args.model_construct(**fields), "python")
+        return await _answer(op, session, fields, "python")
 
     call.__name__ = call.__qualname__ = op.name
     call.__doc__ = op.full_description

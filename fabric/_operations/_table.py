@@ -125,6 +125,8 @@ class Operation:
         return done
 
 
+RESERVED = frozenset({"workspace", "json", "command", "help", "ctx", "args"})
+"""Names no field may have: the command line's own flags and what the surfaces pass."""
 OPERATIONS: dict[str, Operation] = {}
 """Every operation by its qualified name (``ctx.read``), in the order declared."""
 
@@ -158,6 +160,12 @@ def operation(
         )
         if op.qualified in OPERATIONS:
             raise ValueError(f"the operation {op.qualified} is declared twice")
+        taken = RESERVED & set(args.model_fields)
+        if taken:
+            raise ValueError(
+                f"{op.qualified}: {sorted(taken)} name what every command and tool has; "
+                "call the fields something else"
+            )
         unknown = {*op.cli.positional, *op.cli.files, *op.cli.defaults} - set(args.model_fields)
         if unknown:
             raise ValueError(f"{op.qualified}: the command names unknown fields {sorted(unknown)}")

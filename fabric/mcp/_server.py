@@ -12,25 +12,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SdkToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError
 from mcp_types import CallToolResult
-from pydantic import Strict, ValidationError
+from pydantic import Field, ValidationError
 
 from fabric import __version__
+from fabric._operations import Args
 from fabric._outcomes import FabricResult
 from fabric._session import Fabric
 from fabric._translate import describe
 from fabric.mcp._breaker import REFUSE_AT, WARN_AT, RepeatBreaker
 from fabric.mcp._describe import exec_description
 from fabric.mcp._http import HttpSettings, serve_http
-from fabric.mcp._replies import failure, guarded, reply
-from fabric.mcp._tools import operation_tools
+from fabric.mcp._replies import ToolFunc, failure, reply
+from fabric.mcp._tools import model_tool, operation_tools
+from runtime.boundary import ResultFormat, ResultPolicy
 
 log = logging.getLogger("fabric.mcp")
 HEARTBEAT_S = 1.0
@@ -43,31 +45,40 @@ INSTRUCTIONS = (
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """A tool of the server's own (the ``ctx_*`` tools come from the table of operations)."""
+
     name: str
-    make: Callable[[Fabric, RepeatBreaker], Callable[..., Awaitable[CallToolResult]]]
+    args: type[Args]
+    make: Callable[[Fabric, RepeatBreaker], ToolFunc]
     description: Callable[[Fabric], str]
-    available: Callable[[Fabric], bool] = lambda fab: True
+    context: bool = False
+    read_only: bool = False
+    names: Mapping[str, str] | None = None
+    """The session's parameter names to the tool's, for errors."""
 
 
 def build_server(fab: Fabric) -> MCPServer:
     """An MCPServer exposing ``fab``'s tools."""
-    server: MCPServer = _Server(
+    breaker = RepeatBreaker()
+    own = [
+        model_tool(
+            spec.name,
+            spec.args,
+            spec.make(fab, breaker),
+            spec.description(fab),
+            read_only=spec.read_only,
+            context=spec.context,
+            names=spec.names,
+        )
+        for spec in TOOLS
+    ]
+    return _Server(
         name="fabric",
         instructions=INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",
-        tools=operation_tools(fab),
+        tools=[*own, *operation_tools(fab)],
     )
-    breaker = RepeatBreaker()
-    for spec in TOOLS:
-        if spec.available(fab):
-            server.add_tool(
-                spec.make(fab, breaker),
-                name=spec.name,
-                description=spec.description(fab),
-                structured_output=False,
-            )
-    return server
 
 
 async def serve(
@@ -140,15 +151,25 @@ def _exec_structured(result: FabricResult, threshold: int) -> dict[str, Any]:
 # -- fabric_exec ---------------------------------------------------------------------------
 
 
-def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[CallToolResult]]:
-    async def fabric_exec(
-        code: str,
-        ctx: Context,
-        result_format: Literal["auto", "json", "yaml", "text"] | None = None,
-        result_policy: Literal["auto", "inline", "offload", "summarize"] | None = None,
-        timeout_s: Annotated[float, Strict()] | None = None,
-        strict: Annotated[bool, Strict()] | None = None,
-    ) -> CallToolResult:
+class ExecArgs(Args):
+    code: str = Field(description="the snippet: the body of an async function")
+    result_format: ResultFormat | None = Field(
+        None, description="how the value is rendered (default: resultFormat)"
+    )
+    result_policy: ResultPolicy | None = Field(
+        None, description="inline, offload or summarize the result (default: resultPolicy)"
+    )
+    timeout_s: float | None = Field(
+        None, description="wall-clock seconds for this run, 0.1 to 3600 (default: timeoutS)"
+    )
+    strict: bool | None = Field(
+        None, description="refuse an unbounded return before running (default: strict)"
+    )
+
+
+def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> ToolFunc:
+    async def fabric_exec(args: ExecArgs, ctx: Context) -> CallToolResult:
+        code = args.code
         session = _session_key(ctx)
         count, last_handle = breaker.see(session, code)
         if count >= REFUSE_AT:
@@ -159,10 +180,10 @@ def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[C
         try:
             result = await fab.exec(
                 code,
-                timeout=timeout_s,
-                policy=result_policy,
-                result_format=result_format,
-                strict=strict,
+                timeout=args.timeout_s,
+                policy=args.result_policy,
+                result_format=args.result_format,
+                strict=args.strict,
                 on_call=calls.append,
             )
         finally:
@@ -174,7 +195,7 @@ def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[C
         threshold = fab.boundary.config.read_offload_threshold
         return reply(text, _exec_structured(result, threshold), error=not result.ok)
 
-    return guarded(fabric_exec, {"timeout": "timeout_s"})
+    return fabric_exec
 
 
 async def _heartbeat(ctx: Context, started: float, calls: list[str]) -> None:
@@ -207,9 +228,24 @@ def _session_key(ctx: Context) -> object:
 # -- the other tools -----------------------------------------------------------------------
 
 
-def _make_check(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[CallToolResult]]:
-    async def ce_exec(code: str) -> CallToolResult:
-        analysis = await asyncio.to_thread(fab.check, code)
+class CheckArgs(Args):
+    code: str = Field(description="the snippet to diagnose; it is not run")
+    strict: bool | None = Field(
+        None, description="judge as strict mode would: an unbounded return is BLOCK"
+    )
+    block_unbounded_returns: bool | None = Field(
+        None, description="judge as blockUnboundedReturns would (BLOCK, not WARN)"
+    )
+
+
+def _make_check(fab: Fabric, breaker: RepeatBreaker) -> ToolFunc:
+    async def ce_exec(args: CheckArgs) -> CallToolResult:
+        analysis = await asyncio.to_thread(
+            fab.check,
+            args.code,
+            strict=args.strict,
+            block_unbounded_returns=args.block_unbounded_returns,
+        )
         lines = [
             f"{analysis.verdict}: {analysis.classification.value}, "
             f"{'bounded' if analysis.bounded else 'unbounded'}"
@@ -223,22 +259,27 @@ def _make_check(fab: Fabric, breaker: RepeatBreaker) -> Callable[..., Awaitable[
                 lines.append(f"  fix: {d.fix}")
         return reply("\n".join(lines), analysis.model_dump(mode="json"))
 
-    return guarded(ce_exec)
+    return ce_exec
 
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "fabric_exec",
+        ExecArgs,
         _make_exec,
         lambda fab: exec_description(fab.providers, fab.boundary.config.read_offload_threshold),
+        context=True,
+        names={"timeout": "timeout_s"},
     ),
     ToolSpec(
         "ce_exec",
+        CheckArgs,
         _make_check,
         lambda fab: (
             "Diagnose a snippet without running it: what kind of data it returns "
             "(RAW ... NONE), whether its size is bounded, the trail from source to return, and "
             "the fixes (PASS, WARN or BLOCK)."
         ),
+        read_only=True,
     ),
 )

@@ -7,6 +7,7 @@ refused rather than ignored, and camelCase spellings (``maxMatches``) are accept
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.tools import Tool
@@ -14,7 +15,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, ToolAnnotations
 
 from fabric._operations import Args, Operation, offered
-from fabric.mcp._replies import guarded, reply
+from fabric.mcp._replies import ToolFunc, guarded, reply
 
 if TYPE_CHECKING:
     from fabric._session import Fabric
@@ -26,30 +27,46 @@ def operation_tools(fab: Fabric) -> list[Tool]:
 
 
 def _tool(op: Operation, fab: Fabric) -> Tool:
-    model = _arguments(op)
-
     async def call(args: Args) -> CallToolResult:
         done = await op(fab, args, "mcp")
         return reply(done.text, done.data)
 
+    return model_tool(op.tool_name, op.args, call, op.full_description, read_only=op.read_only)
+
+
+def model_tool(
+    name: str,
+    model: type[Args],
+    run: ToolFunc,
+    description: str,
+    *,
+    read_only: bool = False,
+    context: bool = False,
+    names: Mapping[str, str] | None = None,
+) -> Tool:
+    """A tool whose input schema is ``model`` and whose calls ``model`` validates; ``run``
+    gets the validated model as ``args`` (and the request's context as ``ctx`` when
+    ``context``)."""
+    arguments = _arguments(model, name)
     return Tool(
-        fn=guarded(call),
-        name=op.tool_name,
-        description=op.full_description,
-        parameters=model.model_json_schema(),
-        fn_metadata=FuncMetadata(arg_model=model),
+        fn=guarded(run, names),
+        name=name,
+        description=description,
+        parameters=arguments.model_json_schema(),
+        fn_metadata=FuncMetadata(arg_model=arguments),
         is_async=True,
-        annotations=ToolAnnotations(read_only_hint=op.read_only),
+        context_kwarg="ctx" if context else None,
+        annotations=ToolAnnotations(read_only_hint=read_only),
     )
 
 
-def _arguments(op: Operation) -> type[ArgModelBase]:
-    """The operation's model as the SDK validates arguments with; the tool function gets the
-    validated model itself."""
+def _arguments(model: type[Args], name: str) -> type[ArgModelBase]:
+    """``model`` as the SDK validates arguments with; the tool function gets the validated
+    model itself."""
 
-    class Arguments(op.args, ArgModelBase):  # type: ignore[name-defined, misc]
+    class Arguments(model, ArgModelBase):  # type: ignore[valid-type, misc]
         def model_dump_one_level(self) -> dict[str, Any]:
             return {"args": self}
 
-    Arguments.__name__ = Arguments.__qualname__ = f"{op.tool_name}_arguments"
+    Arguments.__name__ = Arguments.__qualname__ = f"{name}_arguments"
     return Arguments

@@ -24,6 +24,9 @@ from fabric._translate import describe
 from runtime import ProviderCallError
 
 ProviderFunc = Callable[..., Awaitable[Any]]
+_SPARE_ARGUMENTS = 8
+"""Arguments beyond twice the parameters (each may come in two spellings) that a call may
+carry before it is refused unread."""
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*(?:\.[A-Za-z][A-Za-z0-9_]*)*$")
 
 
@@ -51,7 +54,8 @@ class Provider:
         if self.args_model is not None:
             parts = []
             for field_name, field in self.args_model.model_fields.items():
-                annotation = getattr(field.annotation, "__name__", None) or str(field.annotation)
+                kind = field.annotation
+                annotation = kind.__name__ if isinstance(kind, type) else str(kind)
                 annotation = annotation.replace("typing.", "").replace("NoneType", "None")
                 part = f"{field_name}: {annotation}"
                 if not field.is_required():
@@ -86,6 +90,13 @@ class Provider:
         return bound | arguments
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        names = self.parameters()
+        if len(arguments) > 2 * len(names) + _SPARE_ARGUMENTS:  # before any work on them
+            raise ProviderCallError(
+                f"{self.qualified} takes {len(names)} arguments, not {len(arguments)}; "
+                f"call it as {self.signature()}",
+                code="bad_arguments",
+            )
         if self.args_model is not None:
             try:
                 model = self.args_model.model_validate(arguments)

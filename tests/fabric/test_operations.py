@@ -215,3 +215,83 @@ def test_the_readme_table_is_generated_from_the_operations() -> None:
 
     text = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     assert readme_block(text, START, END) == readme_table()
+
+
+async def test_a_call_with_a_flood_of_arguments_is_refused_unread(fab: Fabric) -> None:
+    """A snippet cannot make the host describe a hundred thousand bad arguments: past twice
+    the parameters a call is refused before anything is validated, in one short line."""
+    done = await fab.exec(
+        "try:\n"
+        '    await ctx.read("app.log", **{f"k{i}": 1 for i in range(100_000)})\n'
+        "except ToolError as e:\n"
+        "    return e.code, len(e.message), e.message.split(';')[0]"
+    )
+    assert done.value is not None
+    code, size, start = done.value
+    assert code == "bad_arguments" and size < 600
+    assert start == "ctx.read takes 9 arguments, not 100001"
+
+
+def test_signatures_show_the_values_a_choice_takes(fab: Fabric) -> None:
+    shown = fab.providers.get("ctx", "status").signature()
+    assert "scope: Literal['session', 'lifetime'] = 'session'" in shown
+
+
+async def test_python_calls_translate_errors_and_refuse_a_closed_session(tmp_path: Path) -> None:
+    fab = Fabric(tmp_path, spares=0)
+    with pytest.raises(ProviderCallError) as caught:
+        await fab.ctx.remember("../x", "y")
+    assert caught.value.code == "invalid_name"
+    await fab.close()
+    from fabric import FabricClosed
+
+    with pytest.raises(FabricClosed):
+        await fab.ctx.recall("x")
+
+
+async def test_both_spellings_of_one_argument_are_refused(fab: Fabric) -> None:
+    answer = await build_server(fab).call_tool(
+        "ctx_read", {"handle": "app.log", "max_matches": 3, "maxMatches": 7}
+    )
+    assert answer.structured_content["error"]["message"] == (
+        "ctx_read: maxMatches and max_matches are one parameter: give it once"
+    )
+
+
+async def test_the_servers_own_tools_have_models_too(fab: Fabric) -> None:
+    """fabric_exec and ce_exec refuse names they do not have and take camelCase; ce_exec
+    judges as strict would when asked."""
+    server = build_server(fab)
+    unknown = await server.call_tool("fabric_exec", {"code": "1", "timeoutSeconds": 3})
+    assert unknown.is_error
+    assert "timeoutSeconds is not a parameter here" in unknown.content[0].text
+    camel = await server.call_tool("fabric_exec", {"code": "return 2", "resultPolicy": "inline"})
+    assert not camel.is_error and camel.structured_content["value"] == 2
+    code = 'return await tools.read(path="app.log")'
+    loose = await server.call_tool("ce_exec", {"code": code})
+    strict = await server.call_tool("ce_exec", {"code": code, "strict": True})
+    assert loose.structured_content["verdict"] == "WARN"
+    assert strict.structured_content["verdict"] == "BLOCK"
+    blocking = await server.call_tool("ce_exec", {"code": code, "blockUnboundedReturns": True})
+    assert blocking.structured_content["verdict"] == "BLOCK"
+
+
+def test_the_command_line_shows_bounds_and_prints_the_text_with_json(tmp_path: Path) -> None:
+    shown = _cli(tmp_path, "read", "--help").stdout
+    assert "(default: 1; 0 to 10)" in " ".join(shown.split())
+    assert "first byte of a range (at least 0)" in " ".join(shown.split())
+    (tmp_path / "a.txt").write_text("alpha\nbeta\n")
+    printed = json.loads(_cli(tmp_path, "read", "a.txt", "--query", "beta", "--json").stdout)
+    assert printed["total_matches"] == 1 and "beta" in printed["text"]
+
+
+def test_an_operation_may_not_take_a_name_every_command_has() -> None:
+    class Clashing(Args):
+        workspace: bool = False
+
+    def clash(session: Fabric, args: Any, surface: Surface) -> Reply:
+        return Reply("", None)
+
+    with pytest.raises(ValueError, match="call the fields something else"):
+        operation(Clashing, help="clash")(clash)
+    assert "ctx.clash" not in OPERATIONS
