@@ -8,7 +8,7 @@ import libcst as cst
 
 from analyzer._effects import EffectsTable
 from analyzer._flow import MAX_STEPS, Flow, OutOfSteps
-from analyzer._models import Analysis, Bound, Diagnostic, Options, SourceRef, Verdict
+from analyzer._models import Analysis, Bound, Diagnostic, Estimate, Options, SourceRef, Verdict
 from analyzer._positions import Positions
 from analyzer._values import Cls, V
 
@@ -101,6 +101,7 @@ def _verdict(result: V, flow: Flow, options: Options) -> Analysis:
     )
     verdict: Verdict = "PASS"
     tainted = result.cls is not Cls.NONE
+    estimate = _estimate(result) if tainted and result.bounded else None
     if tainted and not result.bounded:
         block = options.strict or options.block_unbounded_returns
         verdict = "BLOCK" if block else "WARN"
@@ -120,25 +121,65 @@ def _verdict(result: V, flow: Flow, options: Options) -> Analysis:
     elif not tainted and bound is not None and bound.unit == "bytes":
         tokens = bound.value // 4
         if tokens > options.max_return_tokens:
-            diagnostics.insert(
-                0,
-                Diagnostic(
-                    code="large-literal-return",
-                    severity="error" if options.strict else "warning",
-                    message=f"the return is literal data of about {tokens} tokens, above "
-                    f"max_return_tokens ({options.max_return_tokens})",
-                    fix="return less, or store it with `await ctx.offload(...)`",
-                ),
-            )
+            what = f"the return is literal data of about {tokens} tokens"
+            fix = "return less, or store it with `await ctx.offload(...)`"
+            diagnostics.insert(0, _too_large("large-literal-return", what, fix, options, []))
             verdict = "BLOCK" if options.strict else "PASS"
+    elif estimate is not None and estimate.tokens > options.max_return_tokens:
+        what = (
+            f"the return is bounded, but estimated at about {estimate.tokens} tokens "
+            f"({estimate.basis})"
+        )
+        fix = "take fewer items (`[:50]`), project the fields you need, or count them"
+        diagnostics.insert(0, _too_large("estimated-oversized", what, fix, options, sources))
+        verdict = "BLOCK" if options.strict else "PASS"
     return Analysis(
         classification=result.cls.public(),
         bounded=result.bounded or not tainted,
         bound=bound,
+        estimate=estimate,
         sources=sources,
         trail=[*result.trail, "return"] if tainted else [],
         diagnostics=diagnostics,
         verdict=verdict,
+    )
+
+
+def _too_large(
+    code: str, what: str, fix: str, options: Options, sources: list[SourceRef]
+) -> Diagnostic:
+    """A return above ``max_return_tokens``: a warning, an error when strict."""
+    return Diagnostic(
+        code=code,
+        severity="error" if options.strict else "warning",
+        message=f"{what}, above max_return_tokens ({options.max_return_tokens})",
+        line=sources[0].line if sources else None,
+        column=sources[0].column if sources else None,
+        fix=fix,
+    )
+
+
+DEFAULT_ITEM_BYTES = 200
+"""The size of one item when the effects table gives none."""
+BYTES_PER_TOKEN = 4
+
+
+def _estimate(result: V) -> Estimate | None:
+    """What a bounded return weighs, from its bound: bytes and tokens as they are, items
+    times the size of one item of its source."""
+    if result.bound is None:
+        return None
+    amount, unit = result.bound
+    if unit == "bytes":
+        return Estimate(bytes=amount, tokens=-(-amount // BYTES_PER_TOKEN), basis=f"{amount} bytes")
+    if unit == "tokens":
+        return Estimate(bytes=amount * BYTES_PER_TOKEN, tokens=amount, basis=f"{amount} tokens")
+    each = result.item_bytes or DEFAULT_ITEM_BYTES
+    size = amount * each
+    return Estimate(
+        bytes=size,
+        tokens=-(-size // BYTES_PER_TOKEN),
+        basis=f"{amount} items x {each} bytes",
     )
 
 

@@ -13,7 +13,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from analyzer._models import Unit
 
@@ -35,6 +35,12 @@ class EffectRow(BaseModel):
     """The bound when the keyword is not passed (the provider's default)."""
     bounded_when: tuple[str, ...] = ()
     """Arguments any one of which makes the result bounded (``ctx.read``: length, query...)."""
+    result: Literal["text", "data"] = "data"
+    """What the call returns: ``text`` (a string: ``[:N]`` keeps N characters, its lines are
+    its items) or other ``data``."""
+    item_bytes: int | None = Field(None, ge=1, le=100_000_000)
+    """The estimated size of one item of the result (an entry, a row; a line of text), for
+    the size of a bound counted in items."""
 
 
 class EffectsTable:

@@ -91,6 +91,17 @@ class Options(BaseModel):
     """What one ctx.read returns at most (the offload threshold)."""
 
 
+class Estimate(BaseModel):
+    """What a bounded return is expected to weigh."""
+
+    model_config = _FROZEN
+
+    bytes: int
+    tokens: int
+    basis: str
+    """How it was made: ``bound`` (a size the code states), or ``5000 items x 100 bytes``."""
+
+
 class Analysis(BaseModel):
     """The diagnosis of one snippet, made without running it."""
 
@@ -100,6 +111,9 @@ class Analysis(BaseModel):
     bounded: bool
     """Whether a static upper bound on the returned size is known."""
     bound: Bound | None = None
+    estimate: Estimate | None = None
+    """The expected size of a bounded return, where the bound and the effects table give
+    one; above ``max_return_tokens`` it is an ``estimated-oversized`` advisory."""
     sources: list[SourceRef] = []
     trail: list[str] = []
     """From source to boundary, e.g.

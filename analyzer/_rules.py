@@ -38,6 +38,7 @@ from analyzer._tables import (
     SCALAR,
     SCALAR_BUILTINS,
     SCALAR_METHODS,
+    SPLITTING_METHODS,
     STATUS_FIELDS,
 )
 from analyzer._values import (
@@ -237,9 +238,16 @@ class Rules:
         source = Src(namespace, rest, line, column)
         label = f"{name} (line {line})" if line else name
         row = self.effects.lookup(name)
+        base = V(
+            cls=Cls.RAW,
+            bounded=False,
+            sources=frozenset({source}),
+            trail=(label,),
+            item_bytes=row.item_bytes if row is not None else None,
+            text=row is not None and row.result == "text",
+        )
         if row is None or row.effect == "source":
-            return V(cls=Cls.RAW, bounded=False, sources=frozenset({source}), trail=(label,))
-        base = V(cls=Cls.RAW, bounded=False, sources=frozenset({source}), trail=(label,))
+            return base
         return self._effect(row, base, args, kwargs)
 
     def _effect(self, row: EffectRow, base: V, args: list[V], kwargs: dict[str, V]) -> V:
@@ -368,7 +376,8 @@ class Rules:
         if not receiver.tainted:
             return self._unknown(f".{attr}() on untainted data with source arguments", args, kwargs)
         if attr in PRESERVING_METHODS:
-            return replace(receiver, parts=None, fields=None, const=NO_CONST).step(attr)
+            text = receiver.text and attr not in SPLITTING_METHODS
+            return replace(receiver, parts=None, fields=None, const=NO_CONST, text=text).step(attr)
         if attr in SCALAR_METHODS:
             return everything.retag(Cls.PROJECTED, True, SCALAR).step(attr)
         if attr == "keys":
@@ -457,4 +466,6 @@ class Rules:
         cls = select(receiver.cls)
         if count is None:
             return receiver.retag(cls, receiver.bounded).step(text)
+        if receiver.text:  # characters of a string
+            return receiver.retag(cls, True, (count, "bytes")).step(f"{text} ({count} chars)")
         return receiver.retag(cls, True, (count, "items")).step(f"{text} ({count} items)")

@@ -41,6 +41,10 @@ PRESERVING_METHODS = frozenset(
         "rpartition",
     ]
 )
+SPLITTING_METHODS = frozenset(
+    ["split", "rsplit", "splitlines", "partition", "rpartition", "items", "values", "copy"]
+)
+"""Preserving methods whose result is no longer one string (its items are the lines)."""
 SCALAR_METHODS = frozenset(
     [
         "count",

@@ -73,6 +73,11 @@ class V:
     """A known upper limit of a number (``min(n, 50)``)."""
     tag: str | None = None
     """What made it, when a later method depends on it (``Counter`` for most_common)."""
+    item_bytes: int | None = None
+    """The estimated size of one item of the source data it carries (a line of a file, a row
+    of a query), from the effects table: a bound in items times this is its size."""
+    text: bool = False
+    """Known to be a string: a slice of it counts characters, not items."""
 
     @property
     def tainted(self) -> bool:
@@ -94,6 +99,8 @@ class V:
             sources=self.sources,
             trail=self.trail,
             reason=self.reason,
+            item_bytes=self.item_bytes,
+            text=self.text,
         )
 
     def field(self, key: str) -> V | None:
@@ -146,6 +153,8 @@ def join(*values: V) -> V:
         func=worst.func if all(v.func == worst.func for v in values) else None,
         module=worst.module if all(v.module == worst.module for v in values) else None,
         const=values[0].const if len(consts) == 1 else NO_CONST,
+        item_bytes=_largest_item(values),
+        text=all(v.text for v in values if v.tainted),
     )
 
 
@@ -164,6 +173,7 @@ def combine(values: list[V] | tuple[V, ...], *, keep_parts: bool = False) -> V:
         trail=worst.trail,
         reason=worst.reason,
         parts=tuple(values) if keep_parts else None,
+        item_bytes=_largest_item(values),
     )
 
 
@@ -204,7 +214,12 @@ def encode(value: V, label: str) -> V:
         value = replace(value, cls=Cls.ENCODED, parts=None, fields=None)
     if value.bound is not None and value.bound[1] == "items":
         value = replace(value, bound=None)
-    return value.step(label)
+    return replace(value, text=True).step(label) if value.tainted else value.step(label)
+
+
+def _largest_item(values: tuple[V, ...] | list[V]) -> int | None:
+    sizes = [v.item_bytes for v in values if v.item_bytes is not None]
+    return max(sizes) if sizes else None
 
 
 def _max_bound(bounds: list[tuple[int, str] | None]) -> tuple[int, str] | None:

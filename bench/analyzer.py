@@ -69,6 +69,67 @@ def timed(fn: Callable[[int], object], repeat: int) -> float:
     return statistics.median(samples)
 
 
+READ = 'await tools.read(path="x.txt")'
+CASES: list[tuple[str, str, bool]] = [
+    (
+        "a loop-carried chain of 3",
+        f"a = b = c = None\nfor i in range(3):\n    c = b\n    b = a\n    a = {READ}\nreturn c",
+        False,
+    ),
+    (
+        "a loop-carried chain of 8",
+        "v0=v1=v2=v3=v4=v5=v6=v7=v8=None\nfor i in range(9):\n"
+        + "".join(f"    v{k} = v{k + 1}\n" for k in range(8))
+        + f"    v8 = {READ}\nreturn v0",
+        False,
+    ),
+    (
+        "a chain sliced on the way",
+        f'a = b = ""\nfor i in range(3):\n    b = a[:10]\n    a = {READ}\nreturn b',
+        True,
+    ),
+    (
+        "a while loop carrying",
+        f"a = b = None\nn = 0\nwhile n < 5:\n    b = a\n    a = {READ}\n    n += 1\nreturn b",
+        False,
+    ),
+    (
+        "appends in an unbounded loop",
+        f"out = []\nwhile True:\n    out.append({READ})\nreturn out",
+        False,
+    ),
+    ("a slice of lines", f"t = {READ}\nreturn t.splitlines()[:20]", True),
+    (
+        "a helper after a direct call",
+        f"def h():\n    return {READ}\nx = {READ}\nreturn await h()",
+        False,
+    ),
+    ("json of the whole", f"t = {READ}\nreturn json.dumps(t)", False),
+    ("a count", f"t = {READ}\nreturn len(t)", True),
+]
+"""(what, code, bounded): flows whose boundedness is known, for the soundness count."""
+
+
+def soundness() -> None:
+    table = Table(title="verdicts on flows of known boundedness")
+    for column in ("flow", "expected", "judged", "sound"):
+        table.add_column(column)
+    unsound = 0
+    for what, code, bounded in CASES:
+        got = analyze(code)
+        judged = got.bounded or got.classification.value == "NONE"
+        wrong = judged and not bounded
+        unsound += wrong
+        table.add_row(
+            what,
+            "bounded" if bounded else "unbounded",
+            f"{got.classification.value}, {'bounded' if judged else 'unbounded'}",
+            "NO" if wrong else "yes",
+        )
+    console.print(table)
+    console.print(f"unbounded flows judged bounded: {unsound} (target 0)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -92,6 +153,7 @@ def main() -> None:
     console.print("target: analysis at most 2x the time of libcst.parse_module alone")
     verdict = analyze(snippet(50))
     console.print(f"(the 50-line snippet: {verdict.classification.value}, {verdict.verdict})")
+    soundness()
 
 
 if __name__ == "__main__":

@@ -206,7 +206,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cli_doctor.run(args)
         if args.command in _cli_context.COMMANDS:
             return _cli_context.run(args)
+        if args.command == "explain" and args.last:
+            return _cli_check.last(args)
         if args.command in ("check", "explain"):
+            if args.source is None:
+                raise ConfigError("name a snippet FILE (or - for standard input), or pass --last")
             return _cli_check.run(args, _read_code(args.source))
     except KeyboardInterrupt:
         return 130

@@ -34,6 +34,10 @@ class Counters:
     reads: int = 0
     summaries: int = 0
     analyzer_warnings: int = 0
+    verdicts_checked: int = 0
+    """Executions whose result put the analyzer's verdict to the test."""
+    verdict_mismatches: int = 0
+    """Of those, the ones whose result disagreed with the verdict (``fabric._verdicts``)."""
 
     def count(self, event: dict[str, Any]) -> None:
         kind = event.get("kind")
@@ -46,6 +50,9 @@ class Counters:
             self.tokens_returned += int(event.get("text_tokens", 0))
             self.offloads += 1 if event.get("policy") in ("offload", "summarize", "edit") else 0
             self.analyzer_warnings += 1 if event.get("verdict") == "WARN" else 0
+            self.verdicts_checked += 1 if event.get("checked") else 0
+        elif kind == "verdict_mismatch":
+            self.verdict_mismatches += 1
         elif kind == "block":
             self.blocks += 1
         elif kind == "offload":

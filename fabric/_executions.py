@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from analyzer import Analysis, analyze
+from fabric import _verdicts as verdicts
 from fabric._errors import ConfigError
 from fabric._outcomes import (
     FabricResult,
@@ -99,6 +100,18 @@ class Executions:
         else:
             result = await run_host_work(finish, result)
         done = _advised(FabricResult.of(result, await analysis), settings)
+        wrong = verdicts.mismatch(done.analysis, done.ok, done.bytes)
+        if wrong is not None:
+            if wrong.kind == "oversized":
+                done = done.model_copy(update={"warnings": (*done.warnings, wrong.warning())})
+            self._record(
+                "verdict_mismatch",
+                mismatch=wrong.kind,
+                bytes=done.bytes,
+                tokens=done.tokens,
+                handle=done.handle,
+                **verdict_fields(done.analysis),
+            )
         self._record(
             "exec",
             ok=done.ok,
@@ -112,6 +125,7 @@ class Executions:
             calls=done.calls,
             ms=round(done.timings.total_ms, 2),
             code_bytes=len(code),
+            checked=verdicts.checked(done.analysis, done.ok),
             **verdict_fields(done.analysis),
         )
         return done

@@ -58,12 +58,14 @@ def is_small(result: ExecResult) -> bool:
 def verdict_fields(analysis: Any) -> dict[str, Any]:
     if not isinstance(analysis, Analysis):
         return {}
-    bound = analysis.bound
+    bound, estimate = analysis.bound, analysis.estimate
     return {
         "verdict": analysis.verdict,
         "classification": analysis.classification.value,
         "bounded": analysis.bounded,
         "bound": f"{bound.value} {bound.unit}" if bound else None,
+        "estimate_bytes": estimate.bytes if estimate else None,
+        "estimate_tokens": estimate.tokens if estimate else None,
     }
 
 

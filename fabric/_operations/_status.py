@@ -50,6 +50,12 @@ def status_text(report: dict[str, Any]) -> str:
         f"{get('offloads', 0)} offloads, {get('reads', 0)} reads, {get('summaries', 0)} "
         f"summaries, {get('analyzer_warnings', 0)} analyzer warnings"
     ]
+    checked, wrong = get("verdicts_checked", 0), get("verdict_mismatches", 0)
+    if checked:
+        lines.append(
+            f"analyzer verdicts checked: {checked}, mismatched: {wrong} "
+            f"({100 * wrong / checked:.0f}%)"
+        )
     store = get("store")
     if store:
         lines.append(
