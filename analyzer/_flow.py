@@ -8,7 +8,7 @@ parsing. Anything without a handler fails closed: a tainted value through it is 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import libcst as cst
@@ -31,6 +31,19 @@ call site and loop bodies until they settle, so a short snippet can ask for expo
 steps; past the budget the analysis stops and the snippet is UNKNOWN."""
 MAX_LOOP_ROUNDS = 12
 """Walks of one loop body before a loop that has not settled fails closed."""
+MAX_RECURSION_ROUNDS = 8
+"""Walks of a recursive function's body before a recursion that has not settled fails
+closed."""
+
+
+@dataclass
+class _Summary:
+    """What a function being analysed is assumed to return, and the arguments its recursive
+    calls passed, while its body is walked to a fixpoint."""
+
+    result: V = CLEAN
+    params: dict[str, V] = field(default_factory=dict)
+    used: bool = False
 
 
 class OutOfSteps(Exception):
@@ -67,6 +80,7 @@ class Flow:
         self.unbounded_loops = 0
         self.depth = 0
         self.active: set[int] = set()
+        self.recursion: dict[int, _Summary] = {}
         self._stmt: dict[type, Callable[[Any], None]] = {
             cst.SimpleStatementLine: self._simple_line,
             cst.If: self._if,
@@ -385,9 +399,46 @@ class Flow:
     # -- local functions -----------------------------------------------------------------
 
     def call_local(self, func: Func, args: list[V], kwargs: dict[str, V]) -> V:
+        """A call of a function the snippet defines, its body analysed for these arguments.
+
+        A recursive call inside it answers what the function is assumed to return so far and
+        adds its arguments to the parameters'; the body is walked again until the assumption
+        and the parameters settle (``MAX_RECURSION_ROUNDS``), else the call fails closed."""
         key = id(func.node)
+        summary = self.recursion.get(key)
+        if key in self.active and summary is not None:
+            summary.used = True
+            for name, value in self._bindings(func.node.params, args, dict(kwargs)).items():
+                held = summary.params.get(name)
+                summary.params[name] = value if held is None else _widen(held, join(held, value))
+            return summary.result
         if key in self.active or self.depth >= _MAX_CALL_DEPTH:
-            return fail_closed("recursion is cut off", *args, *kwargs.values())
+            return fail_closed("calls nest too deep to follow", *args, *kwargs.values())
+        summary = self.recursion[key] = _Summary()
+        try:
+            for _ in range(MAX_RECURSION_ROUNDS):
+                summary.used = False
+                params = dict(summary.params)
+                result = self._walk(func, args, dict(kwargs), params)
+                if not summary.used:
+                    return result
+                settled = _lattice(result) == _lattice(summary.result) and all(
+                    _lattice(v) == _lattice(params.get(k)) for k, v in summary.params.items()
+                )
+                if settled and not result.tainted and summary.params:
+                    # only its recursive calls return: it never reaches a base case
+                    return fail_closed("a recursion without a base case", *args, *kwargs.values())
+                if settled:
+                    return result
+                summary.result = _widen(summary.result, join(summary.result, result))
+            return fail_closed("a recursion that does not settle", *args, *kwargs.values())
+        finally:
+            del self.recursion[key]
+
+    def _walk(self, func: Func, args: list[V], kwargs: dict[str, V], widened: dict[str, V]) -> V:
+        """One walk of ``func``'s body with these arguments, each parameter joined with what
+        ``widened`` holds for it (the arguments of its recursive calls)."""
+        key = id(func.node)
         saved = (self.env, self.returns, self.globals_declared, self.unbounded_loops, self.scope)
         self.scope = func.scope
         outer = self.env
@@ -396,8 +447,9 @@ class Flow:
         self.active.add(key)
         self.depth += 1
         try:
-            params = func.node.params
-            self._bind_params(params, args, kwargs)
+            for name, value in self._bindings(func.node.params, args, kwargs).items():
+                more = widened.get(name)
+                self.env[name] = value if more is None else join(value, more)
             if isinstance(func.node, cst.Lambda):
                 result = self.expr(func.node.body)
             else:
@@ -412,7 +464,11 @@ class Flow:
             self.env[name] = join(self.env.get(name, CLEAN), value)
         return result
 
-    def _bind_params(self, params: cst.Parameters, args: list[V], kwargs: dict[str, V]) -> None:
+    def _bindings(
+        self, params: cst.Parameters, args: list[V], kwargs: dict[str, V]
+    ) -> dict[str, V]:
+        """Each parameter's value for a call with ``args`` and ``kwargs`` (which it uses up)."""
+        bound: dict[str, V] = {}
         positional = [*params.posonly_params, *params.params]
         for n, param in enumerate(positional):
             name = param.name.value
@@ -422,16 +478,17 @@ class Flow:
                 value = kwargs.pop(name)
             else:
                 value = self.expr(param.default) if param.default is not None else CLEAN
-            self.env[name] = value
+            bound[name] = value
         extra = args[len(positional) :]
         if isinstance(params.star_arg, cst.Param):
-            self.env[params.star_arg.name.value] = combine(extra) if extra else CLEAN
+            bound[params.star_arg.name.value] = combine(extra) if extra else CLEAN
         for param in params.kwonly_params:
             name = param.name.value
             default = self.expr(param.default) if param.default is not None else CLEAN
-            self.env[name] = kwargs.pop(name, default)
+            bound[name] = kwargs.pop(name, default)
         if params.star_kwarg is not None:
-            self.env[params.star_kwarg.name.value] = combine(list(kwargs.values()))
+            bound[params.star_kwarg.name.value] = combine(list(kwargs.values()))
+        return bound
 
     def comprehension(self, node: Any, elements: Callable[[], list[V]]) -> V:
         """``[elt for target in iter if cond]`` and its set, dict and generator forms."""
@@ -476,13 +533,20 @@ def _joined(entry: Env, end: Env) -> Env:
 
 
 def _widened(entry: Env, after: Env, names: set[str]) -> Env:
-    """``after``, with a bound that grew since ``entry`` dropped (still bounded, amount not
-    known): a loop that adds to a value each round settles instead of counting up."""
+    """``after``, each name written widened against ``entry`` (``_widen``)."""
     for name in names:
         old, new = entry.get(name), after.get(name)
-        if old is not None and new is not None and new.bound is not None and new.bound != old.bound:
-            dict.__setitem__(after, name, replace(new, bound=None))
+        if old is not None and new is not None:
+            dict.__setitem__(after, name, _widen(old, new))
     return after
+
+
+def _widen(old: V, new: V) -> V:
+    """``new``, its bound dropped if it grew since ``old`` (still bounded, amount not known):
+    a loop or a recursion that adds to a value each round settles instead of counting up."""
+    if new.bound is not None and new.bound != old.bound:
+        return replace(new, bound=None)
+    return new
 
 
 def _settled(entry: Env, after: Env, names: set[str]) -> bool:

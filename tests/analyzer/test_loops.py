@@ -84,3 +84,52 @@ def test_loop_carried_chains_match_a_reference_interpretation(
     code, (expected, bounded) = chain
     got = analyze(code)
     assert (got.classification.value, got.bounded) == (expected, bounded), code
+
+
+RECURSIONS = {
+    "a recursive call passes provider data to itself": (
+        "async def f(x, done):\n"
+        "    if done:\n"
+        "        return x\n"
+        f"    return await f({_READ}, True)\n"
+        'return await f("a", False)',
+        ("RAW", False),
+    ),
+    "the base case reads": (
+        "async def f(n):\n"
+        "    if n == 0:\n"
+        f"        return {_READ}\n"
+        "    return await f(n - 1)\n"
+        "return await f(3)",
+        ("RAW", False),
+    ),
+    "the base case slices": (
+        "async def f(t, n):\n"
+        "    if n == 0:\n"
+        "        return t[:10]\n"
+        "    return await f(t, n - 1)\n"
+        f"r = {_READ}\n"
+        "return await f(r, 3)",
+        ("SELECTED", True),
+    ),
+    "mutual recursion": (
+        "async def even(n):\n"
+        "    return True if n == 0 else await odd(n - 1)\n"
+        "async def odd(n):\n"
+        f"    return {_READ} if n == 0 else await even(n - 1)\n"
+        "return await even(4)",
+        ("RAW", False),
+    ),
+    "a recursion on numbers only": (
+        "def fact(n):\n    return 1 if n <= 1 else n * fact(n - 1)\nreturn fact(5)",
+        ("NONE", True),
+    ),
+}
+
+
+def test_recursive_helpers_are_analysed_to_their_fixpoint() -> None:
+    """A recursive call answers what the function returns so far and widens the parameters
+    with its own arguments, until both settle: what a call passes to itself is followed."""
+    for what, (code, expected) in RECURSIONS.items():
+        got = analyze(code)
+        assert (got.classification.value, got.bounded) == expected, what
