@@ -4,7 +4,7 @@ imports only libcst, pydantic, the standard library and the contract."""
 
 from analyzer._analyze import MAX_ANALYSED_CHARS, analyze
 from analyzer._effects import EffectRow, EffectsTable
-from analyzer._flow import MAX_STEPS
+from analyzer._flow import MAX_LOOP_ROUNDS, MAX_RECURSION_ROUNDS, MAX_STEPS
 from analyzer._knowledge import KNOWLEDGE, Knowledge
 from analyzer._models import (
     Analysis,
@@ -22,6 +22,8 @@ from analyzer._models import (
 __all__ = [
     "KNOWLEDGE",
     "MAX_ANALYSED_CHARS",
+    "MAX_LOOP_ROUNDS",
+    "MAX_RECURSION_ROUNDS",
     "MAX_STEPS",
     "Analysis",
     "Bound",

@@ -19,7 +19,7 @@ from analyzer._models import Options
 from analyzer._positions import Positions
 from analyzer._rules import Rules
 from analyzer._syntax import capture_names, constant_key, dotted, root_name
-from analyzer._values import CLEAN, Cls, Func, V, combine, element, join
+from analyzer._values import BOTTOM, CLEAN, Cls, Func, V, combine, element, gave_up, join
 from analyzer._values import unknown as fail_closed
 
 NAMESPACES = frozenset(contract.NAMESPACES)
@@ -41,7 +41,7 @@ class _Summary:
     """What a function being analysed is assumed to return, and the arguments its recursive
     calls passed, while its body is walked to a fixpoint."""
 
-    result: V = CLEAN
+    result: V = BOTTOM
     params: dict[str, V] = field(default_factory=dict)
     used: bool = False
 
@@ -81,6 +81,7 @@ class Flow:
         self.depth = 0
         self.active: set[int] = set()
         self.recursion: dict[int, _Summary] = {}
+        self._read_names: dict[int, set[str]] = {}
         self._stmt: dict[type, Callable[[Any], None]] = {
             cst.SimpleStatementLine: self._simple_line,
             cst.If: self._if,
@@ -154,6 +155,13 @@ class Flow:
         for small in node.body:
             self._small_stmt(small)
 
+    def _reads(self, node: cst.CSTNode) -> set[str]:
+        """The names ``node`` reads (found once per node: loop bodies are walked again)."""
+        found = self._read_names.get(id(node))
+        if found is None:
+            found = self._read_names[id(node)] = _names(node)
+        return found
+
     def _small_stmt(self, node: cst.CSTNode) -> None:
         self._spend()
         handler = self._small.get(type(node))
@@ -164,6 +172,10 @@ class Flow:
 
     def _assign(self, node: cst.Assign) -> None:
         value = self.expr(node.value)
+        if self.unbounded_loops and value.tainted:
+            named = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+            if named and named & self._reads(node.value):  # acc = acc + [...]: grown as +=
+                value = self.accumulated(value, "reassigned")
         for target in node.targets:
             self.bind(target.target, value)
 
@@ -237,10 +249,9 @@ class Flow:
                     break
                 entry = after
             else:
+                tainted = [v for v in entry.values() if v.tainted]
                 for name in written:
-                    dict.__setitem__(
-                        entry, name, fail_closed("a loop that does not settle", entry[name])
-                    )
+                    dict.__setitem__(entry, name, gave_up("a loop that does not settle", *tainted))
             entry.written = written
             self.env = _merge(before, entry)
         finally:
@@ -413,7 +424,7 @@ class Flow:
                 summary.params[name] = value if held is None else _widen(held, join(held, value))
             return summary.result
         if key in self.active or self.depth >= _MAX_CALL_DEPTH:
-            return fail_closed("calls nest too deep to follow", *args, *kwargs.values())
+            return gave_up("calls nest too deep to follow", *args, *kwargs.values())
         summary = self.recursion[key] = _Summary()
         try:
             for _ in range(MAX_RECURSION_ROUNDS):
@@ -422,16 +433,22 @@ class Flow:
                 result = self._walk(func, args, dict(kwargs), params)
                 if not summary.used:
                     return result
-                settled = _lattice(result) == _lattice(summary.result) and all(
-                    _lattice(v) == _lattice(params.get(k)) for k, v in summary.params.items()
+                lattice = Lattice()
+                settled = lattice.of(result) == lattice.of(summary.result) and all(
+                    lattice.of(v) == lattice.of(params.get(k)) for k, v in summary.params.items()
                 )
-                if settled and not result.tainted and summary.params:
+                seen = [*args, *kwargs.values(), *summary.params.values(), result]
+                if settled and not result.tainted and any(v.tainted for v in seen):
                     # only its recursive calls return: it never reaches a base case
-                    return fail_closed("a recursion without a base case", *args, *kwargs.values())
+                    return gave_up("a recursion without a base case", *seen)
                 if settled:
+                    if result.tainted and result.bounded and result.bound is None:
+                        # what it returns may gather data at each of any number of levels
+                        return replace(result, bounded=False).step("recursion")
                     return result
                 summary.result = _widen(summary.result, join(summary.result, result))
-            return fail_closed("a recursion that does not settle", *args, *kwargs.values())
+            seen = [*args, *kwargs.values(), *summary.params.values(), summary.result]
+            return gave_up("a recursion that does not settle", *seen)
         finally:
             del self.recursion[key]
 
@@ -460,7 +477,11 @@ class Flow:
             self.depth -= 1
             self.active.discard(key)
             self.env, self.returns, self.globals_declared, self.unbounded_loops, self.scope = saved
+        summary = self.recursion.get(key)
+        recursive = summary is not None and summary.used
         for name, value in written.items():
+            if recursive and value.tainted:  # written again at each of any number of levels
+                value = replace(value, bounded=False, bound=None).step("recursion")
             self.env[name] = join(self.env.get(name, CLEAN), value)
         return result
 
@@ -521,6 +542,18 @@ class Flow:
         return result.step("filter" if selected else "comprehension")
 
 
+def _names(node: cst.CSTNode) -> set[str]:
+    """The names an expression reads."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, cst.Name):
+            found.add(item.value)
+        stack.extend(item.children)
+    return found
+
+
 def _joined(entry: Env, end: Env) -> Env:
     """The state at a loop's head: ``entry`` joined with where one walk of the body ended,
     for every name the walk wrote (a name the loop makes takes the body's value)."""
@@ -542,36 +575,55 @@ def _widened(entry: Env, after: Env, names: set[str]) -> Env:
 
 
 def _widen(old: V, new: V) -> V:
-    """``new``, its bound dropped if it grew since ``old`` (still bounded, amount not known):
-    a loop or a recursion that adds to a value each round settles instead of counting up."""
-    if new.bound is not None and new.bound != old.bound:
-        return replace(new, bound=None)
-    return new
+    """``new``, unbounded if its bound grew since ``old``: a loop or a recursion that adds to
+    a value each round may add any number of times (how many rounds there are is not known),
+    and the value settles instead of counting up."""
+    if old is BOTTOM or old.bound is None or new.bound is None or new.bound == old.bound:
+        return new
+    if new.bound[1] == old.bound[1] and new.bound[0] <= old.bound[0]:
+        return new
+    return replace(new, bounded=False, bound=None).step("grows each round")
 
 
 def _settled(entry: Env, after: Env, names: set[str]) -> bool:
     """Whether one more walk of a loop body left every name it wrote as it found it."""
-    return all(_lattice(entry.get(name)) == _lattice(after.get(name)) for name in names)
+    lattice = Lattice()
+    return all(lattice.of(entry.get(name)) == lattice.of(after.get(name)) for name in names)
 
 
-def _lattice(value: V | None) -> object:
-    """What of a value the verdict depends on (not its trail or wording), compared between
-    the rounds of a loop."""
-    if value is None:
-        return None
-    return (
-        value.cls,
-        value.bounded,
-        value.bound,
-        value.sources,
-        None if value.parts is None else tuple(_lattice(p) for p in value.parts),
-        None if value.fields is None else tuple((k, _lattice(v)) for k, v in value.fields),
-        value.func,
-        value.module,
-        repr(value.const),
-        value.at_most,
-        value.tag,
-    )
+class Lattice:
+    """What of a value the verdict depends on (not its trail or wording), as a number: equal
+    values get equal numbers. Each distinct shape is numbered once (``_shapes``) and each
+    value looked at once (``_seen``), so values whose parts are shared (``b = (b, b)``)
+    cost their size, not two to the power of their depth."""
+
+    def __init__(self) -> None:
+        self._shapes: dict[tuple[object, ...], int] = {}
+        self._seen: dict[int, int] = {}
+
+    def of(self, value: V | None) -> int:
+        if value is None:
+            return -1
+        known = self._seen.get(id(value))
+        if known is not None:
+            return known
+        parts, fields = value.parts, value.fields
+        shape = (
+            value.cls,
+            value.bounded,
+            value.bound,
+            value.sources,
+            None if parts is None else tuple(self.of(p) for p in parts),
+            None if fields is None else tuple((k, self.of(v)) for k, v in fields),
+            value.func,
+            value.module,
+            repr(value.const),
+            value.at_most,
+            value.tag,
+        )
+        number = self._shapes.setdefault(shape, len(self._shapes))
+        self._seen[id(value)] = number
+        return number
 
 
 def _merge(before: Env, *ends: Env) -> Env:

@@ -31,8 +31,7 @@ class Positions:
         try:
             tree = ast.parse(code)
             functions: list[ast.AST] = []
-            for statement in tree.body:
-                self._gather(statement, MODULE, functions)
+            self._gather(tree, functions)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             self._calls.clear()
             return
@@ -51,24 +50,27 @@ class Positions:
                 spots.sort()
             self._calls = merged
 
-    def _gather(self, node: ast.AST, scope: int, functions: list[ast.AST]) -> None:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            outside: list[ast.AST] = [*node.decorator_list, node.args]
-            if node.returns is not None:
-                outside.append(node.returns)
-            for outer in outside:  # evaluated where the def stands
-                self._gather(outer, scope, functions)
-            functions.append(node)
-            inner = len(functions)
-            for statement in node.body:
-                self._gather(statement, inner, functions)
-            return
-        if isinstance(node, ast.Call):
-            name = _dotted(node.func)
-            if name is not None:
-                self._calls[(scope, name)].append((node.lineno, node.col_offset + 1))
-        for child in ast.iter_child_nodes(node):
-            self._gather(child, scope, functions)
+    def _gather(self, tree: ast.Module, functions: list[ast.AST]) -> None:
+        """Each call's spot, under the scope it is in; functions numbered in source order
+        (a function's decorators, defaults and annotations are in the scope around it)."""
+        stack: list[tuple[ast.AST, int]] = [(n, MODULE) for n in reversed(tree.body)]
+        calls = self._calls
+        while stack:
+            node, scope = stack.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                functions.append(node)
+                inner = len(functions)
+                stack.extend((n, inner) for n in reversed(node.body))
+                outside: list[ast.AST] = [*node.decorator_list, node.args]
+                if node.returns is not None:
+                    outside.append(node.returns)
+                stack.extend((n, scope) for n in outside)
+                continue
+            if isinstance(node, ast.Call):
+                name = _dotted(node.func)
+                if name is not None:
+                    calls[(scope, name)].append((node.lineno, node.col_offset + 1))
+            stack.extend((n, scope) for n in reversed(list(ast.iter_child_nodes(node))))
 
     def scope(self, function: Any) -> int:
         """The scope of the calls in ``function``'s body (a libcst FunctionDef)."""
@@ -91,6 +93,8 @@ def _functions(body: Any, out: list[cst.FunctionDef]) -> None:
     """The functions among ``body``'s statements and the blocks in them, in source order
     (the order ``ast`` meets them in)."""
     for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            continue
         if isinstance(statement, cst.FunctionDef):
             out.append(statement)
         for block in _blocks(statement):

@@ -43,7 +43,9 @@ from analyzer._tables import (
 )
 from analyzer._values import (
     CLEAN,
+    LINES,
     NO_CONST,
+    SEVERAL_FUNCTIONS,
     Cls,
     Func,
     Src,
@@ -52,6 +54,7 @@ from analyzer._values import (
     constant,
     element,
     encode,
+    gave_up,
     join,
 )
 from analyzer._values import unknown as fail_closed
@@ -213,6 +216,8 @@ class Rules:
                 return self._qualified(f"{receiver.module}.{func.attr.value}", node, args, kwargs)
             return self.method(receiver, func, args, kwargs)
         callee = self.flow.expr(func)
+        if callee.tag == SEVERAL_FUNCTIONS:
+            return gave_up("a call of one of several functions", callee, *args, *kwargs.values())
         if callee.func is not None:
             return self.flow.call_local(callee.func, args, dict(kwargs)).step(
                 f"{dotted(func) or 'helper'}()"
@@ -315,11 +320,12 @@ class Rules:
             return encode(first, name)
         if kind == "preserve":
             return everything.step(name)
-        if kind == "preserve-second":
-            return (args[1] if len(args) > 1 else everything).step(name)
-        if kind == "match":
+        if kind == "preserve-second":  # re.split: the pieces of a text, a list
+            pieces = args[1] if len(args) > 1 else everything
+            return replace(pieces, text=False).step(name)
+        if kind == "match":  # matches of a text: a list, or a match object
             text = args[1] if len(args) > 1 else kwargs.get("string", CLEAN)
-            return text.retag(select(text.cls), text.bounded).step(name)
+            return replace(text.retag(select(text.cls), text.bounded), text=False).step(name)
         if kind == "islice":
             return slice_call(args, name)
         if kind == "top-n":
@@ -377,7 +383,10 @@ class Rules:
             return self._unknown(f".{attr}() on untainted data with source arguments", args, kwargs)
         if attr in PRESERVING_METHODS:
             text = receiver.text and attr not in SPLITTING_METHODS
-            return replace(receiver, parts=None, fields=None, const=NO_CONST, text=text).step(attr)
+            tag = LINES if receiver.text and attr in ("split", "rsplit", "splitlines") else None
+            return replace(
+                receiver, parts=None, fields=None, const=NO_CONST, text=text, tag=tag
+            ).step(attr)
         if attr in SCALAR_METHODS:
             return everything.retag(Cls.PROJECTED, True, SCALAR).step(attr)
         if attr == "keys":
@@ -452,7 +461,12 @@ class Rules:
         if not receiver.tainted:
             return CLEAN if not key.tainted else key
         label = f"[{key.const}]" if isinstance(key.const, int) else "[index]"
-        return receiver.retag(select(receiver.cls), True, (1, "items")).step(label)
+        one = element(receiver)  # a character of a string, a line of a list of lines
+        if receiver.text:
+            return receiver.retag(select(receiver.cls), True, (4, "bytes")).step(label)
+        return replace(
+            receiver.retag(select(receiver.cls), True, (1, "items")), text=one.text
+        ).step(label)
 
     def slice(self, receiver: V, index: cst.Slice) -> V:
         lower = self.flow.expr(index.lower) if index.lower is not None else None
@@ -466,6 +480,9 @@ class Rules:
         cls = select(receiver.cls)
         if count is None:
             return receiver.retag(cls, receiver.bounded).step(text)
-        if receiver.text:  # characters of a string
-            return receiver.retag(cls, True, (count, "bytes")).step(f"{text} ({count} chars)")
-        return receiver.retag(cls, True, (count, "items")).step(f"{text} ({count} items)")
+        unit = "bytes" if receiver.text else "items"  # characters of a string, or items
+        held = receiver.bound if receiver.bounded else None
+        if held is not None and held[1] == unit and held[0] < count:
+            count = held[0]  # a slice takes no more than there is
+        said = "chars" if receiver.text else "items"
+        return receiver.retag(cls, True, (count, unit)).step(f"{text} ({count} {said})")

@@ -111,6 +111,9 @@ class V:
 
 
 CLEAN = V()
+BOTTOM = V(bound=(0, "bytes"))
+"""Nothing yet: what a recursive function is assumed to return before its first walk; a join
+leaves it out."""
 
 
 def constant(value: Any) -> V:
@@ -124,14 +127,31 @@ def constant(value: Any) -> V:
     return V(bound=(size, "bytes"), const=keep)
 
 
+LINES = "<lines>"
+"""The tag of a list of the lines (or pieces) of a text: each item is text."""
+SEVERAL_FUNCTIONS = "<functions>"
+"""The tag of a value that is one of several functions (a join of two defs): a call of it is
+not followed, and fails closed."""
+
+
 def join(*values: V) -> V:
     """Either of the values (branches, ``or``, several returns): the worst class, bounded
     only if all are, the larger bound."""
-    values = tuple(v for v in values if v is not None)
+    return _join(tuple(v for v in values if v is not None and v is not BOTTOM), {})
+
+
+def _join(values: tuple[V, ...], memo: dict[tuple[int, ...], V]) -> V:
+    """``join``, each combination of values joined once (``memo``): nested tuples that share
+    their parts (``b = (b, b)``) cost their size, not two to the power of their depth."""
     if not values:
         return CLEAN
-    if len(values) == 1:
-        return values[0]
+    first = values[0]
+    if all(v is first for v in values):
+        return first
+    key = tuple(id(v) for v in values)
+    known = memo.get(key)
+    if known is not None:
+        return known
     worst = max(values, key=lambda v: (v.cls, not v.bounded))
     bounded = all(v.bounded for v in values)
     bound = _max_bound([v.bound for v in values]) if bounded else None
@@ -139,10 +159,12 @@ def join(*values: V) -> V:
     lengths = {len(v.parts) if v.parts is not None else -1 for v in values}
     if len(lengths) == 1 and -1 not in lengths:
         parts = tuple(
-            join(*column) for column in zip(*(v.parts or () for v in values), strict=True)
+            _join(column, memo) for column in zip(*(v.parts or () for v in values), strict=True)
         )
     consts = {repr(v.const) for v in values}
-    return V(
+    same_func = all(v.func == worst.func for v in values)
+    several = not same_func and any(v.func is not None for v in values)
+    joined = V(
         cls=worst.cls,
         bounded=bounded,
         bound=bound,
@@ -150,12 +172,15 @@ def join(*values: V) -> V:
         trail=worst.trail,
         reason=worst.reason,
         parts=parts,
-        func=worst.func if all(v.func == worst.func for v in values) else None,
+        func=worst.func if same_func else None,
         module=worst.module if all(v.module == worst.module for v in values) else None,
         const=values[0].const if len(consts) == 1 else NO_CONST,
+        tag=SEVERAL_FUNCTIONS if several else None,
         item_bytes=_largest_item(values),
         text=all(v.text for v in values if v.tainted),
     )
+    memo[key] = joined
+    return joined
 
 
 def combine(values: list[V] | tuple[V, ...], *, keep_parts: bool = False) -> V:
@@ -178,7 +203,8 @@ def combine(values: list[V] | tuple[V, ...], *, keep_parts: bool = False) -> V:
 
 
 def element(value: V) -> V:
-    """One item of a container or iterable."""
+    """One item of a container or iterable: a character of a string; an item of a list of
+    the lines (or pieces) of a text is text itself."""
     if value.parts is not None:
         return join(*value.parts) if value.parts else CLEAN
     if not value.tainted:
@@ -186,10 +212,24 @@ def element(value: V) -> V:
     return V(
         cls=value.cls,
         bounded=value.bounded,
-        bound=None,
+        bound=(4, "bytes") if value.text else None,
         sources=value.sources,
         trail=value.trail,
         reason=value.reason,
+        item_bytes=value.item_bytes,
+        text=value.text or value.tag == LINES,
+    )
+
+
+def gave_up(reason: str, *inputs: V) -> V:
+    """Fail closed whatever the inputs: UNKNOWN and unbounded, with every source they carry
+    (for an analysis that stopped following: a loop or recursion that did not settle)."""
+    return V(
+        cls=Cls.UNKNOWN,
+        bounded=False,
+        sources=frozenset().union(*(v.sources for v in inputs)),
+        trail=(reason,),
+        reason=reason,
     )
 
 

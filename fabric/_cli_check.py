@@ -77,13 +77,18 @@ def last(args: argparse.Namespace) -> int:
         fail(args, "not_found", f"no execution is recorded in {args.workspace}/.fabric yet")
         return 1
     run_event = runs[-1]
-    index = events.index(run_event)
-    before = events[index - 1] if index else {}
-    wrong = before.get("mismatch") if before.get("kind") == "verdict_mismatch" else None
+    wrong = run_event.get("mismatch")
     keys = ("verdict", "classification", "bounded", "bound", "estimate_bytes", "estimate_tokens")
     said: dict[str, Any] = {key: run_event.get(key) for key in keys}
     actual: dict[str, Any] = {"bytes": run_event.get("bytes"), "tokens": run_event.get("tokens")}
-    report = {"ts": run_event.get("ts"), "analyzer": said, "actual": actual, "mismatch": wrong}
+    checked = bool(run_event.get("checked"))
+    report = {
+        "ts": run_event.get("ts"),
+        "analyzer": said,
+        "actual": actual,
+        "checked": checked,
+        "mismatch": wrong,
+    }
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return 0
@@ -99,7 +104,10 @@ def last(args: argparse.Namespace) -> int:
     _out.print(f"last execution ({when})", markup=False)
     _out.print(f"  analyzer: {said['verdict']} {said['classification']}, {size}", markup=False)
     _out.print(f"  actual:   {actual['bytes']} bytes ({actual['tokens']} tokens)", markup=False)
-    verdict = f"mismatch ({wrong})" if wrong else "the verdict held"
+    if wrong:
+        verdict = f"mismatch ({wrong})"
+    else:
+        verdict = "the verdict held" if checked else "not checked (the run failed)"
     _out.print(f"  {verdict}", markup=False)
     return 0
 

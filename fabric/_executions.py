@@ -102,7 +102,7 @@ class Executions:
         done = _advised(FabricResult.of(result, await analysis), settings)
         wrong = verdicts.mismatch(done.analysis, done.ok, done.bytes)
         if wrong is not None:
-            if wrong.kind == "oversized":
+            if wrong.kind == "oversized" and wrong.warn:
                 done = done.model_copy(update={"warnings": (*done.warnings, wrong.warning())})
             self._record(
                 "verdict_mismatch",
@@ -126,6 +126,7 @@ class Executions:
             ms=round(done.timings.total_ms, 2),
             code_bytes=len(code),
             checked=verdicts.checked(done.analysis, done.ok),
+            mismatch=wrong.kind if wrong is not None else None,
             **verdict_fields(done.analysis),
         )
         return done

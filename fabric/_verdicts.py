@@ -5,7 +5,9 @@ compared with the real size of its result. Two disagreements are recorded as a
 ``verdict_mismatch`` event and counted in ``ctx_status``:
 
 - ``oversized``: a bounded verdict whose result is more than :data:`FACTOR` times its estimate
-  (and above :data:`FLOOR_BYTES`); the result also carries a warning saying so;
+  (and above :data:`FLOOR_BYTES`), or, with no estimate to go by, a bounded verdict on a
+  result above :data:`UNSIZED_BYTES`; the result also carries a warning saying so when it
+  held provider data (NONE said it held none: the event is recorded all the same);
 - ``overcautious``: an unbounded verdict on a result of at most :data:`TINY_BYTES`.
 """
 
@@ -22,6 +24,8 @@ FLOOR_BYTES = 1024
 """Results this small never count as oversized, whatever the estimate."""
 TINY_BYTES = 256
 """An unbounded verdict on a result this small was more cautious than the data."""
+UNSIZED_BYTES = 64 * 1024
+"""A result this large belies a bounded verdict that gave no size."""
 
 
 @dataclass(frozen=True)
@@ -30,19 +34,20 @@ class Mismatch:
     expected: str
     """What the analyzer said, in words."""
     actual_bytes: int
+    warn: bool = True
+    """Whether the result says so too (an oversized verdict on provider data)."""
 
     def warning(self) -> str:
         return (
             f"the analyzer expected {self.expected} for this return, but it was "
-            f"{self.actual_bytes} bytes; its verdict was wrong by more than {FACTOR}x (the "
-            "size of an item may be larger than the effects table says)"
+            f"{self.actual_bytes} bytes: its verdict was wrong (the size of an item may be "
+            "larger than the effects table says, or the data took a path it does not follow)"
         )
 
 
 def checked(analysis: Analysis | None, ok: bool) -> bool:
-    """Whether this result puts a verdict to the test: it succeeded and carried provider
-    data."""
-    return ok and analysis is not None and analysis.classification.value != "NONE"
+    """Whether this result puts a verdict to the test: it succeeded and was analysed."""
+    return ok and analysis is not None
 
 
 def mismatch(analysis: Analysis | None, ok: bool, actual_bytes: int) -> Mismatch | None:
@@ -55,6 +60,10 @@ def mismatch(analysis: Analysis | None, ok: bool, actual_bytes: int) -> Mismatch
             expected = f"about {estimate.bytes} bytes ({estimate.basis})"
             return Mismatch("oversized", expected, actual_bytes)
         return None
+    if analysis.bounded and actual_bytes > UNSIZED_BYTES:
+        what = analysis.classification.value
+        expected = "no provider data" if what == "NONE" else f"{what} data of bounded size"
+        return Mismatch("oversized", expected, actual_bytes, warn=what != "NONE")
     if not analysis.bounded and actual_bytes <= TINY_BYTES:
         expected = f"{analysis.classification.value} data of unbounded size"
         return Mismatch("overcautious", expected, actual_bytes)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer import Options, analyze
+from analyzer import MAX_LOOP_ROUNDS, Options, analyze
 
 _READ = 'await tools.read(path="x.txt")'
 
@@ -25,12 +25,13 @@ def test_a_while_loop_carries_values_the_same_way() -> None:
     assert analyze(code).classification.value == "RAW"
 
 
-def test_a_bound_that_grows_each_round_settles_as_bounded() -> None:
-    """Adding a slice per round of a bounded loop stays bounded; the amount is not known."""
+def test_a_bound_that_grows_each_round_is_unbounded() -> None:
+    """Adding a slice each round may add it any number of times: the rounds are not counted,
+    so the value is unbounded (fail closed), and the loop settles."""
     code = f's = ""\nfor x in range(5):\n    r = {_READ}\n    s = s + r[:10]\nreturn s'
     got = analyze(code)
-    assert (got.classification.value, got.bounded) == ("SELECTED", True)
-    assert got.bound is None
+    assert (got.classification.value, got.bounded) == ("SELECTED", False)
+    assert "grows each round" in got.explain()
 
 
 def test_an_unbounded_loop_that_grows_a_value_is_unbounded() -> None:
@@ -133,3 +134,76 @@ def test_recursive_helpers_are_analysed_to_their_fixpoint() -> None:
     for what, (code, expected) in RECURSIONS.items():
         got = analyze(code)
         assert (got.classification.value, got.bounded) == expected, what
+
+
+GROWTH = {
+    "a list grown through recursion": (
+        "async def f(n, acc):\n"
+        "    if n == 0:\n"
+        "        return acc\n"
+        "    return await f(n - 1, acc + [raw[:10]])\n"
+        "return await f(len(raw), [])"
+    ),
+    "a result grown at each level": (
+        "async def f(n):\n"
+        "    if n <= 0:\n"
+        "        return raw[:10]\n"
+        "    return raw[:10] + await f(n - 1)\n"
+        "return await f(len(raw))"
+    ),
+    "a global grown by a recursive helper": (
+        'acc = ""\n'
+        "def f(n):\n"
+        "    global acc\n"
+        "    acc = acc + raw[:10]\n"
+        "    if n:\n"
+        "        f(n - 1)\n"
+        "f(len(raw))\n"
+        "return acc"
+    ),
+    "a list concatenated in an unbounded loop": (
+        "acc = []\nfor line in raw.splitlines():\n    acc = acc + [line[:10]]\nreturn acc"
+    ),
+    "a set grown by union in a while loop": (
+        "s = set()\nwhile len(s) < len(raw):\n    s = s | {raw[:5]}\nreturn s"
+    ),
+    "an f-string grown in an unbounded loop": (
+        's = ""\nfor line in raw.splitlines():\n    s = f"{s}{line[:10]}"\nreturn s'
+    ),
+}
+
+
+def test_what_grows_any_number_of_times_is_unbounded() -> None:
+    for what, code in GROWTH.items():
+        got = analyze(f"raw = {_READ}\n" + code)
+        assert got.bounded is False, what
+
+
+def test_a_loop_that_does_not_settle_fails_closed_with_its_sources() -> None:
+    chain = "\n".join(f"    a{k} = a{k + 1}" for k in range(MAX_LOOP_ROUNDS + 1))
+    code = (
+        " = ".join(f"a{k}" for k in range(MAX_LOOP_ROUNDS + 2))
+        + " = None\n"
+        + f"for i in range(50):\n{chain}\n    a{MAX_LOOP_ROUNDS + 1} = {_READ}\n"
+        + "return a0"
+    )
+    got = analyze(code)
+    assert (got.classification.value, got.bounded) == ("UNKNOWN", False)
+    assert [s.name for s in got.sources] == ["read"]
+
+
+def test_a_call_of_one_of_several_functions_fails_closed() -> None:
+    code = (
+        f"async def a():\n    return {_READ}\n"
+        'async def b():\n    return "ok"\n'
+        "f = b\nfor i in range(2):\n    f = a\nreturn await f()"
+    )
+    assert analyze(code).classification.value == "UNKNOWN"
+
+
+def test_shared_parts_cost_their_size() -> None:
+    """``b = (b, b)`` forty times is a tree of 2**40 leaves sharing its parts; the analysis
+    looks at each part once (this would not finish otherwise)."""
+    body = "    b = (raw, raw)\n" + "    b = (b, b)\n" * 40
+    got = analyze(f"raw = {_READ}\nfor i in range(2):\n{body}return b")
+    assert got.classification.value == "RAW"

@@ -66,9 +66,17 @@ async def test_an_unbounded_verdict_on_a_tiny_result_is_overcautious(
     assert (event["kind"], event["mismatch"]) == ("verdict_mismatch", "overcautious")
 
 
-async def test_constants_put_no_verdict_to_the_test(fab: Fabric) -> None:
-    await fab.exec("return 1 + 1")
-    assert fab.status()["verdicts_checked"] == 0
+async def test_a_bounded_verdict_without_a_size_is_checked_too(fab: Fabric, tmp_path: Path) -> None:
+    """A verdict that gave no size is belied by a very large result; when it said NONE (no
+    provider data) the event is recorded and the result is not warned about."""
+    small = await fab.exec("return 1 + 1")
+    assert small.ok and fab.status()["verdicts_checked"] == 1
+    big = await fab.exec('return ["x" * 1000 for i in range(100)]')
+    assert big.analysis is not None and big.analysis.classification.value == "NONE"
+    assert not any("analyzer expected" in w for w in big.warnings)
+    event = Events(tmp_path / ".fabric" / "events.jsonl").recent(2)
+    assert event[0]["kind"] == "verdict_mismatch" and event[0]["mismatch"] == "oversized"
+    assert event[1]["mismatch"] == "oversized"
 
 
 async def test_explain_last_shows_both_sides(fab: Fabric, tmp_path: Path) -> None:
