@@ -171,9 +171,9 @@ def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> ToolFunc:
     async def fabric_exec(args: ExecArgs, ctx: Context) -> CallToolResult:
         code = args.code
         session = _session_key(ctx)
-        count, last_handle = breaker.see(session, code)
+        count, earlier = breaker.see(session, code)
         if count >= REFUSE_AT:
-            return failure("repeated_code", breaker.refusal(count, last_handle))
+            return failure("repeated_code", breaker.refusal(count, earlier))
         calls: list[str] = []
         started = time.monotonic()
         heartbeat = asyncio.ensure_future(_heartbeat(ctx, started, calls))
@@ -188,10 +188,10 @@ def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> ToolFunc:
             )
         finally:
             heartbeat.cancel()
-        breaker.remember(session, result.handle)
+        breaker.remember(session, result.handle, result.text)
         text = result.text
         if count >= WARN_AT:
-            text = f"{breaker.warning(count)}\n{text}"
+            text = f"{breaker.warning(count, earlier)}\n{text}"
         threshold = fab.boundary.config.read_offload_threshold
         return reply(text, _exec_structured(result, threshold), error=not result.ok)
 

@@ -165,10 +165,22 @@ async def test_repeated_code_warns_then_is_refused(workspace: Path) -> None:
         code = 'return "same" + "!"'
         replies = [await client.call_tool("fabric_exec", {"code": code}) for _ in range(6)]
         assert [r.is_error for r in replies] == [False] * 5 + [True]
-        assert "ran 3 times in a row" in text(replies[2])
-        assert "Refused" in text(replies[5])
+        assert "ran 3 times in a row; the same code returned this before" in text(replies[2])
+        assert "will not change" not in text(replies[2]) and "ctx_read" not in text(replies[2])
+        refused = text(replies[5])
+        assert "Refused" in refused and "ctx_read" not in refused  # no handle: none is named
+        assert refused.endswith("The same code returned this the last time:\nsame!")
         other = await client.call_tool("fabric_exec", {"code": "return 'different'"})
         assert not other.is_error
+
+
+async def test_the_breaker_names_the_handle_of_a_stored_result(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        code = 'return "z" * 50000'
+        replies = [await client.call_tool("fabric_exec", {"code": code}) for _ in range(6)]
+        handle = replies[0].structured_content["handle"]
+        assert handle and f'ctx_read(handle="{handle}")' in text(replies[3])
+        assert f'ctx_read(handle="{handle}",' in text(replies[5])
 
 
 async def test_cancelling_an_endless_snippet_kills_it_and_the_server_stays_healthy(
