@@ -10,7 +10,7 @@ from typing import Any, Literal
 from fabric._context import ContextTools
 from fabric._llm import Budgets, Completer, ModelSettings, OpenAICompatible, summarize_with_model
 from runtime import ProviderCallError
-from runtime.boundary import SummaryMode, TokenCounter, summarize
+from runtime.boundary import SummaryMode, TokenCounter, redact, summarize
 
 
 class Summaries:
@@ -76,6 +76,10 @@ class Summaries:
                 summarize, source, mode, max_tokens, self._tokens.count, entry.content_type
             )
             summary_text, tokens, coverage = summary.text, summary.tokens, summary.coverage
+        if self._context.boundary.config.redact_secrets:  # the stored source stays as it was
+            shown = redact(summary_text)
+            if shown != summary_text:
+                summary_text, tokens = shown, self._tokens.count(shown)
         self._record(
             "summarize",
             mode=mode,

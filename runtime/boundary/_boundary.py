@@ -168,7 +168,9 @@ class Boundary:
         size = len(text.encode("utf-8", "surrogatepass"))
         tokens = self.tokens.count(text)
         if size <= self.config.error_compaction_threshold:
-            return self._done(result, text, size, tokens, "inline")
+            # the model reads it redacted; result.error keeps the exact words for the caller
+            shown = redact(text) if self.config.redact_secrets else text
+            return self._done(result, shown, size, tokens, "inline")
         warnings: list[str] = []
         stored = self._store(text, "text", ("exec.error", {}), warnings)
         if stored is None:  # nothing may be lost: show the original as it is

@@ -26,6 +26,24 @@ _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z ]+ )?PRIVATE KEY-----.*?(?:-----END (?:[A-Z ]+ )?PRIVATE KEY-----|\Z)",
     re.DOTALL,
 )
+_HEADER = re.compile(
+    r"""(?P<name>\b(?:proxy-)?authorization|\b(?:set-)?cookie|\bx-api-key)
+        (?P<sep>["']?\s*[:=]\s*["']?)
+        (?P<value>[^\r\n"']+)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+"""Header-like secrets, whose whole value (``Bearer abc``, ``a=1; b=2``) is the secret."""
+_NAMED = re.compile(
+    r"""(?P<name>\b[A-Za-z0-9_\-]*(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key
+            |access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|auth))\b
+        (?P<sep>["']?\s*[:=]\s*["']?)
+        (?P<value>[^\s"',;]+)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+"""Values under a name that says they are secret: redacted whatever they look like."""
+_PLACEHOLDERS = frozenset(
+    {"", "null", "none", "true", "false", "required", "optional", "***", "xxx", "changeme?"}
+)
 _ASSIGNED = re.compile(
     r"""(?P<name>[A-Za-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|credential)s?)
         (?P<sep>["']?\s*[:=]\s*["']?)
@@ -35,10 +53,35 @@ _ASSIGNED = re.compile(
 
 
 def redact(text: str) -> str:
-    """``text`` with likely secrets replaced by ``[REDACTED]`` markers."""
+    """``text`` with likely secrets replaced by ``[REDACTED]`` markers: private keys, keys
+    with a known prefix (``sk-``, ``ghp_``, ``AKIA``...), the value of a header that carries
+    one (``Authorization``, ``Cookie``), any value under a name that says it is secret
+    (``password``, ``token``, ``secret``, ``api_key``...), and random-looking values under
+    other names that end in ``key`` or ``credential``."""
     text = _PRIVATE_KEY.sub("[REDACTED private key]", text)
     text = _PREFIXED.sub("[REDACTED]", text)
+    text = _HEADER.sub(_header, text)
+    text = _NAMED.sub(_named, text)
     return _ASSIGNED.sub(_assigned, text)
+
+
+def _header(match: re.Match[str]) -> str:
+    if match["value"].startswith("[REDACTED"):
+        return match[0]
+    return f"{match['name']}{match['sep']}[REDACTED]"
+
+
+def _named(match: re.Match[str]) -> str:
+    value = match["value"]
+    plain = value.strip("<>${}").lower()
+    if (
+        value.startswith("[REDACTED")
+        or plain in _PLACEHOLDERS
+        or value.replace(".", "").isdigit()  # a count, a port: not a secret
+        or value.startswith("${")  # a reference to one, not the secret
+    ):
+        return match[0]
+    return f"{match['name']}{match['sep']}[REDACTED]"
 
 
 def _assigned(match: re.Match[str]) -> str:

@@ -196,3 +196,18 @@ async def test_calls_are_recorded_by_parameter_name_so_hints_run_as_written(
         assert str(entry.source) == 'tools.read(path="big.txt")'
         again = await fab.exec(f"return len(await {entry.source})")
         assert again.ok and again.value == len("line\n" * 20_000)
+
+
+async def test_summaries_and_compacted_errors_redact_and_the_original_stays(fab: Fabric) -> None:
+    """Redaction applies to what the model reads (previews, summaries, compacted errors);
+    the stored original stays byte for byte."""
+    log = "\n".join(f"INFO request {i} ok" for i in range(400)) + "\nERROR password=hunter2\n"
+    done = (await fab.ctx.summarize(text=log, max_tokens=200)).data
+    assert "hunter2" not in done["summary"] and "password=[REDACTED]" in done["summary"]
+    assert fab.boundary.store is not None
+    assert fab.boundary.store.get_text(done["handle"]) == log
+    failed = await fab.exec(
+        "lines = ['step %d: Authorization: Bearer abc.def' % i for i in range(2000)]\n"
+        "raise ValueError('\\n'.join(lines))"
+    )
+    assert not failed.ok and "abc.def" not in failed.text

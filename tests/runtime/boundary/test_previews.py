@@ -136,3 +136,35 @@ def test_previews_of_any_json_fit_the_budget(value: object, budget: int) -> None
 def test_previews_of_any_text_fit_the_budget(text: str, budget: int) -> None:
     for kind in ("text", "yaml", "json"):
         assert len(preview(text, budget, kind).text.encode("utf-8", "surrogatepass")) <= budget
+
+
+SECRETS = {
+    '{"password": "hunter2", "user": "bob"}': '{"password": "[REDACTED]", "user": "bob"}',
+    "passwd=abc123 and more": "passwd=[REDACTED] and more",
+    "secret: s3cr3t!": "secret: [REDACTED]",
+    "client_secret=xyzxyz": "client_secret=[REDACTED]",
+    "DB_TOKEN=tok_12ab": "DB_TOKEN=[REDACTED]",
+    "Authorization: Bearer abc.def.ghi\nnext line": "Authorization: [REDACTED]\nnext line",
+    "Cookie: session=abcd; theme=dark": "Cookie: [REDACTED]",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----": (
+        "[REDACTED private key]"
+    ),
+}
+KEPT = [
+    "max_token = 5",
+    "token_count = 12",
+    "GITHUB_TOKEN=${GITHUB_TOKEN}",
+    "the password field is required",
+    "password: null",
+    "author: Jane",
+]
+
+
+def test_named_secrets_are_redacted_whatever_they_look_like() -> None:
+    """Under a name that says it is secret (password, secret, token, a header that carries
+    one) the value goes, even a short or plain one; counts, references and placeholders
+    stay."""
+    for text, shown in SECRETS.items():
+        assert redact(text) == shown, text
+    for text in KEPT:
+        assert redact(text) == text, text
