@@ -80,6 +80,9 @@ class Summaries:
             shown = redact(summary_text)
             if shown != summary_text:
                 summary_text, tokens = shown, self._tokens.count(shown)
+                while tokens > max_tokens and summary_text:  # a marker may be the longer
+                    summary_text = summary_text[: len(summary_text) * 9 // 10].rstrip() + "…"
+                    tokens = self._tokens.count(summary_text)
         self._record(
             "summarize",
             mode=mode,

@@ -79,6 +79,7 @@ def _named(match: re.Match[str]) -> str:
         or plain in _PLACEHOLDERS
         or value.replace(".", "").isdigit()  # a count, a port: not a secret
         or value.startswith("${")  # a reference to one, not the secret
+        or value[0] in "{[("  # a structure: its own fields are looked at
     ):
         return match[0]
     return f"{match['name']}{match['sep']}[REDACTED]"

@@ -157,6 +157,7 @@ KEPT = [
     "the password field is required",
     "password: null",
     "author: Jane",
+    '"auth": {"user": "bob"}',
 ]
 
 
