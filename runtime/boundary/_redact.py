@@ -34,7 +34,7 @@ _HEADER = re.compile(
 )
 """Header-like secrets, whose whole value (``Bearer abc``, ``a=1; b=2``) is the secret."""
 _NAMED = re.compile(
-    r"""(?P<name>\b[A-Za-z0-9_\-]*(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key
+    r"""(?P<name>(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{0,40}(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key
             |access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|auth))\b
         (?P<sep>["']?\s*[:=]\s*["']?)
         (?P<value>[^\s"',;]+)""",
@@ -45,7 +45,7 @@ _PLACEHOLDERS = frozenset(
     {"", "null", "none", "true", "false", "required", "optional", "***", "xxx", "changeme?"}
 )
 _ASSIGNED = re.compile(
-    r"""(?P<name>[A-Za-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|credential)s?)
+    r"""(?P<name>(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{0,40}(?:key|token|secret|password|passwd|pwd|credential)s?)
         (?P<sep>["']?\s*[:=]\s*["']?)
         (?P<value>[^\s"',;]{8,})""",
     re.IGNORECASE | re.VERBOSE,
