@@ -175,5 +175,6 @@ def test_redaction_reads_text_once() -> None:
     """A name is looked for once per identifier, its length capped: hyphenated runs
     (``a-a-a-...``), which made the search quadratic (a 16 KB run took 25 s), pass in one
     reading; this would not finish otherwise."""
-    for text in ("a-" * 200_000, "x_" * 200_000, "api_key=" * 50_000):
-        assert len(redact(text)) >= len(text) // 2
+    for text in ("a-" * 200_000, "x_" * 200_000):
+        assert redact(text) == text
+    assert redact("api_key=" * 50_000) == "api_key=[REDACTED]"
