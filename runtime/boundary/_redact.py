@@ -42,7 +42,7 @@ _NAMED = re.compile(
 )
 """Values under a name that says they are secret: redacted whatever they look like."""
 _PLACEHOLDERS = frozenset(
-    {"", "null", "none", "true", "false", "required", "optional", "***", "xxx", "changeme?"}
+    {"", "null", "none", "true", "false", "required", "optional", "***", "xxx", "changeme"}
 )
 _ASSIGNED = re.compile(
     r"""(?P<name>(?<![A-Za-z0-9_\-])[A-Za-z0-9_\-]{0,40}(?:key|token|secret|password|passwd|pwd|credential)s?)
@@ -66,7 +66,8 @@ def redact(text: str) -> str:
 
 
 def _header(match: re.Match[str]) -> str:
-    if match["value"].startswith("[REDACTED"):
+    value = match["value"]
+    if value.startswith("[REDACTED") or value[0] in "{[(":  # a structure: its fields are looked at
         return match[0]
     return f"{match['name']}{match['sep']}[REDACTED]"
 

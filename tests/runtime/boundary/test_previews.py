@@ -158,6 +158,7 @@ KEPT = [
     "password: null",
     "author: Jane",
     '"auth": {"user": "bob"}',
+    '"authorization": {"type": "bearer"}',
 ]
 
 
