@@ -81,7 +81,8 @@ class Boundary:
             )
             text = render_error(error)
             failed = result.model_copy(update={"ok": False, "value": None, "error": error})
-            return self._done(failed, text, _size(text), self.tokens.count(text), "inline")
+            count = self.tokens.count(text)
+            return self._done(failed, text, _size(text), count, "inline", counted=text)
 
     def _finish_value(
         self, result: ExecResult, policy: ResultPolicy | None, fmt: ResultFormat | None
@@ -110,12 +111,14 @@ class Boundary:
             and is_edit_envelope(result.value, len(value_text.encode("utf-8", "surrogatepass")))
         )
         if policy == "inline" or (policy == "auto" and size <= threshold and not edit):
-            return self._done(result, full, size, tokens, "inline")
+            return self._done(result, full, size, tokens, "inline", counted=full)
         source = _source(result.call_log)
         warnings: list[str] = []
         logs_part, logs_handle = logs_text, None
         if _size(logs_text) > threshold // _LOG_SHARE:
-            logs_part, logs_handle = self._offload_logs(result.logs, source, warnings)
+            logs_part, logs_handle = self._offload_logs(
+                result.logs, result.logs_dropped, source, warnings
+            )
         value_budget = threshold - _size(logs_part)
         applied: PolicyApplied
         handle = None
@@ -170,11 +173,11 @@ class Boundary:
         if size <= self.config.error_compaction_threshold:
             # the model reads it redacted; result.error keeps the exact words for the caller
             shown = redact(text) if self.config.redact_secrets else text
-            return self._done(result, shown, size, tokens, "inline")
+            return self._done(result, shown, size, tokens, "inline", counted=text)
         warnings: list[str] = []
         stored = self._store(text, "text", ("exec.error", {}), warnings)
         if stored is None:  # nothing may be lost: show the original as it is
-            return self._done(result, text, size, tokens, "inline", warnings=warnings)
+            return self._done(result, text, size, tokens, "inline", warnings=warnings, counted=text)
         compact = compact_error_text(
             text,
             self.config.error_compaction_preview_bytes,
@@ -184,15 +187,23 @@ class Boundary:
         return self._done(result, compact, size, tokens, "compact", handle=stored.entry.handle)
 
     def _offload_logs(
-        self, logs: str, source: tuple[str, dict[str, Any]], warnings: list[str]
+        self, logs: str, dropped: int, source: tuple[str, dict[str, Any]], warnings: list[str]
     ) -> tuple[str, str | None]:
         stored = self._store(logs, "text", ("exec.print", source[1]), warnings)
         body = preview(logs, _LOG_PREVIEW, "text", redact=self.config.redact_secrets)
+        kept = _size(logs)
+        lost = ""
+        if dropped:  # the worker kept the first outputBytes: say what did not come back
+            cut = "" if logs.endswith("\n") else ", its last line cut at the limit"
+            lost = (
+                f"; {kept + dropped} bytes were printed, the first {kept} kept{cut}, the "
+                f"other {dropped} dropped (raise outputBytes to keep more)"
+            )
         if stored is None:
-            return f"\n\n[printed output, could not be stored]\n{body.text}", None
+            return f"\n\n[printed output, could not be stored{lost}]\n{body.text}", None
         entry = stored.entry
         head = (
-            f"\n\n[printed output: {entry.bytes} bytes stored as {entry.handle}; "
+            f"\n\n[printed output: {entry.bytes} bytes stored as {entry.handle}{lost}; "
             f'read it with ctx.read("{entry.handle}", offset=0, length=4000)]'
         )
         return f"{head}\n{body.text}", entry.handle
@@ -208,15 +219,15 @@ class Boundary:
         handle: str | None = None,
         logs_handle: str | None = None,
         warnings: list[str] | None = None,
+        counted: str | None = None,
     ) -> ExecResult:
+        """``result`` as the model reads it: ``text``; ``size`` and ``tokens`` are those of the
+        whole result, and ``counted`` the text ``tokens`` were counted on (when that is
+        ``text`` itself, it is not counted again)."""
         notes = tuple(w for w in result.warnings if not about_isolation(w))
         if notes:  # what happened to the value (NaN made strings, say) the model must know
             text += render_notes(notes)
-        text_tokens = (
-            tokens
-            if not notes and (text is result.text or applied == "inline")
-            else self.tokens.count(text)
-        )
+        text_tokens = tokens if counted is text else self.tokens.count(text)
         return result.model_copy(
             update={
                 "text": text,

@@ -211,3 +211,23 @@ async def test_summaries_and_compacted_errors_redact_and_the_original_stays(fab:
         "raise ValueError('\\n'.join(lines))"
     )
     assert not failed.ok and "abc.def" not in failed.text
+
+
+async def test_dropped_output_is_reported_and_text_tokens_count_what_is_read(
+    fab: Fabric,
+) -> None:
+    """A print flood past outputBytes: the text says how much was printed, kept and dropped
+    (the marker in the dropped part is not shown), and text_tokens counts that text only."""
+    done = await fab.exec(
+        "for i in range(20000):\n"
+        '    print("line", i, "x" * 40)\n'
+        'print("PLANTED-MARKER")\n'
+        'return "done"'
+    )
+    assert done.ok and done.logs_dropped > 0
+    printed = done.logs_dropped + len(done.logs.encode())
+    assert f"{printed} bytes were printed, the first {len(done.logs.encode())} kept" in done.text
+    assert f"the other {done.logs_dropped} dropped" in done.text
+    assert "its last line cut at the limit" in done.text
+    assert "PLANTED-MARKER" not in done.text
+    assert done.text_tokens == TokenCounter().count(done.text)
