@@ -132,12 +132,7 @@ async def summarize(session: Fabric, args: SummarizeArgs, surface: Surface) -> R
             "result",
             code="bad_arguments",
         )
-    budgets = Budgets(
-        max_input_tokens=args.max_input_tokens,
-        max_chunks=args.max_chunks,
-        max_calls=args.max_calls,
-        timeout_seconds=args.timeout_seconds,
-    )
+    budgets = Budgets(**args.model_dump(include=set(Budgets.model_fields)))
     done = await session.summaries.summarize(
         text=args.text,
         handle=args.handle,

@@ -90,10 +90,13 @@ class Provider:
         return bound | arguments
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        names = self.parameters()
-        if len(arguments) > 2 * len(names) + _SPARE_ARGUMENTS:  # before any work on them
+        if self.args_model is not None:  # counted, not listed: this runs on every call
+            count = len(self.args_model.model_fields)
+        else:
+            count = len((self.schema or {}).get("properties", {}))
+        if len(arguments) > 2 * count + _SPARE_ARGUMENTS:  # before any work on them
             raise ProviderCallError(
-                f"{self.qualified} takes {len(names)} arguments, not {len(arguments)}; "
+                f"{self.qualified} takes {count} arguments, not {len(arguments)}; "
                 f"call it as {self.signature()}",
                 code="bad_arguments",
             )
