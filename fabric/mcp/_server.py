@@ -32,7 +32,7 @@ from fabric.mcp._describe import exec_description
 from fabric.mcp._http import HttpSettings, serve_http
 from fabric.mcp._replies import ToolFunc, failure, reply
 from fabric.mcp._tools import model_tool, operation_tools
-from runtime.boundary import ResultFormat, ResultPolicy
+from runtime.boundary import ResultFormat, ResultPolicy, redact
 
 log = logging.getLogger("fabric.mcp")
 HEARTBEAT_S = 1.0
@@ -119,10 +119,12 @@ class _Server(MCPServer):
             return failure("bad_arguments", f"{name}: {describe(exc.__cause__, known=known)}")
 
 
-def _exec_structured(result: FabricResult, threshold: int) -> dict[str, Any]:
+def _exec_structured(result: FabricResult, threshold: int, redacting: bool) -> dict[str, Any]:
     """The structured content of a ``fabric_exec`` reply; the value rides along only when it
     was inlined and is no larger than ``threshold`` (``readOffloadThreshold``): a forced
-    ``inline`` of a large result is sent once, as text, not twice."""
+    ``inline`` of a large result is sent once, as text, not twice. The error's message is
+    what the model reads (redacted; compacted when it was long, the original under
+    ``handle``), never more."""
     out: dict[str, Any] = {
         "ok": result.ok,
         "policy_applied": result.policy_applied,
@@ -138,7 +140,12 @@ def _exec_structured(result: FabricResult, threshold: int) -> dict[str, Any]:
     if result.ok and result.policy_applied == "inline" and result.bytes <= threshold:
         out["value"] = result.value
     if result.error is not None:
-        out["error"] = result.error.model_dump(mode="json", exclude_none=True)
+        error = result.error.model_dump(mode="json", exclude_none=True)
+        if result.policy_applied == "compact":
+            error["message"] = result.text
+        elif redacting:
+            error["message"] = redact(error["message"])
+        out["error"] = error
     if result.analysis is not None:
         out["analysis"] = {
             "classification": result.analysis.classification.value,
@@ -192,8 +199,9 @@ def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> ToolFunc:
         text = result.text
         if count >= WARN_AT:
             text = f"{breaker.warning(count, earlier)}\n{text}"
-        threshold = fab.boundary.config.read_offload_threshold
-        return reply(text, _exec_structured(result, threshold), error=not result.ok)
+        config = fab.boundary.config
+        structured = _exec_structured(result, config.read_offload_threshold, config.redact_secrets)
+        return reply(text, structured, error=not result.ok)
 
     return fabric_exec
 

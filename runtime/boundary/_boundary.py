@@ -170,7 +170,7 @@ class Boundary:
         text = result.text
         size = len(text.encode("utf-8", "surrogatepass"))
         tokens = self.tokens.count(text)
-        if size <= self.config.error_compaction_threshold:
+        if size < self.config.error_compaction_threshold:
             # the model reads it redacted; result.error keeps the exact words for the caller
             shown = redact(text) if self.config.redact_secrets else text
             return self._done(result, shown, size, tokens, "inline", counted=text)

@@ -33,9 +33,10 @@ class BoundaryConfig(BaseModel):
     """Largest model-facing text, in bytes, that ``auto`` inlines."""
     offload_preview_bytes: int = Field(2048, ge=256, le=4096)
     """Size of the preview that follows an offload notice."""
-    error_compaction_threshold: int = Field(4096, ge=512, le=1024 * 1024)
-    """Errors whose text is larger than this are compacted, the original kept under a handle."""
-    error_compaction_preview_bytes: int = Field(4096, ge=256, le=4096)
+    error_compaction_threshold: int = Field(4096, ge=256, le=1_000_000_000)
+    """Errors of this many bytes or more are compacted, the exact original kept under a
+    handle."""
+    error_compaction_preview_bytes: int = Field(4096, ge=256, le=64_000)
     """Size of a compacted error."""
     compact_edit_results: bool = True
     """Results of 2 KB or more carrying a diff or patch become an acknowledgement and a handle."""

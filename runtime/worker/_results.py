@@ -39,7 +39,9 @@ from runtime.worker._wire import (
 PART_BYTES = 1 << 20
 """Values whose JSON is larger than this cross in slices of about this size."""
 
-_MAX_MESSAGE = 4000
+_RESULT_SHARE = 8
+"""An error's message is at most this fraction of the result limit, in characters (a character
+is at most six bytes of JSON), so that the error always fits its frame."""
 _SHOWN_PATHS = 5
 _WALK_BUDGET = 1_000_000
 
@@ -65,7 +67,7 @@ def error(
     failure: ResultError = {
         "kind": kind,
         "type": type_name,
-        "message": readable(message[:_MAX_MESSAGE]),
+        "message": readable(message),
         "line": line,
         "column": column,
     }
@@ -106,14 +108,15 @@ def exception_error(exc: BaseException, limits: WireLimits) -> ResultError:
         return error("policy", str(exc), type_name=name, line=line)
     if isinstance(exc, CallLimitError):
         return error("limit", str(exc), type_name=name, line=line, limit=limits["max_calls"])
+    cap = int(limits["max_result_bytes"]) // _RESULT_SHARE
     if isinstance(exc, ToolError):  # a snippet may raise one with anything in its fields
-        text = _printable(exc, _MAX_MESSAGE)
+        text = _printable(exc, cap)
         tool = _printable(getattr(exc, "tool", ""), 200, attribute=True)
         code = _printable(getattr(exc, "code", ""), 200, attribute=True) or "tool_error"
         if tool and not text.startswith(tool):
             text = f"{tool}: {text}"
         return error("tool", text, type_name=name, line=line, tool=tool, code=code)
-    return error("runtime", _printable(exc, _MAX_MESSAGE), type_name=name, line=line)
+    return error("runtime", _printable(exc, cap), type_name=name, line=line)
 
 
 def _printable(value: Any, cap: int, attribute: bool = False) -> str:
@@ -124,7 +127,15 @@ def _printable(value: Any, cap: int, attribute: bool = False) -> str:
             raise TypeError
     except Exception:
         return "" if attribute else "<unprintable>"
-    return readable(text[:cap])
+    if attribute:
+        return readable(text[:cap])
+    if len(text) > cap:  # its start and its end, which often says what failed
+        cut = len(text) - cap
+        text = (
+            f"{text[: cap // 2]}\n… [{cut} characters cut here: the message is larger than the "
+            f"result limit allows] …\n{text[-(cap - cap // 2) :]}"
+        )
+    return readable(text)
 
 
 # -- walking a value -------------------------------------------------------------------------

@@ -52,8 +52,8 @@ CASES: dict[str, tuple[Any, tuple[Any, Any] | None, Any]] = {
     "readOffloadThreshold": (8192, (100, 256), "big"),
     "resultPolicy": ("offload", None, "sometimes"),
     "resultFormat": ("yaml", None, "xml"),
-    "errorCompactionThreshold": (2048, (10, 512), {}),
-    "errorCompactionPreviewBytes": (1024, (9999, 4096), None),
+    "errorCompactionThreshold": (2048, (10, 256), {}),  # reference: min 256
+    "errorCompactionPreviewBytes": (1024, (99_999, 64_000), None),  # reference: max 64,000
     "offloadPreviewBytes": (512, (10_000, 4096), "x"),
     "runtimeAdvisoryThreshold": (1000, (-5, 0), "x"),
     "compactEditResults": (False, None, "no"),

@@ -107,6 +107,22 @@ async def test_snippet_failures_are_tool_errors(workspace: Path) -> None:
         assert failed.is_error and "ZeroDivisionError" in text(failed)
 
 
+async def test_an_errors_structured_message_is_what_the_model_reads(workspace: Path) -> None:
+    """The structured error carries the redacted, compacted text the model reads, not the
+    whole original (that is stored under ``handle``) nor its secrets."""
+    long = "raise RuntimeError('password=hunter2hunter2 ' + 'step failed\\n' * 3000 + 'LAST')"
+    short = "raise RuntimeError('password=hunter2hunter2')"
+    async with Client(stdio(workspace)) as client:
+        compacted = await client.call_tool("fabric_exec", {"code": long})
+        error = compacted.structured_content["error"]
+        assert compacted.structured_content["policy_applied"] == "compact"
+        assert error["message"] == text(compacted) and len(error["message"]) < 4200
+        assert "LAST" in error["message"] and "hunter2" not in error["message"]
+        inline = await client.call_tool("fabric_exec", {"code": short})
+        message = inline.structured_content["error"]["message"]
+        assert "password=" in message and "hunter2" not in message
+
+
 async def test_read_errors_carry_their_code(workspace: Path) -> None:
     async with Client(stdio(workspace)) as client:
         bad = await client.call_tool(
