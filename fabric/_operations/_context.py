@@ -32,7 +32,10 @@ class ReadArgs(Args):
     regex: bool = Field(False, description="the query is a regular expression")
     ignore_case: bool = Field(False, description="match the query in any case")
     max_matches: int = Field(
-        100, ge=1, le=MAX_MATCHES_CAP, description="matches shown as windows; the rest counted"
+        100,
+        ge=1,
+        le=MAX_MATCHES_CAP,
+        description="windows shown (adjacent matches share one); the rest counted and sampled",
     )
     context: int = Field(1, ge=0, le=MAX_CONTEXT_LINES, description="lines around each match")
     json_path: str | None = Field(

@@ -41,8 +41,9 @@ def compact_error_text(text: str, budget: int, handle: str, *, redact: bool = Tr
         for line, count in repeats.items()
         if line not in seen
     ]
-    head = _noting(_folded(lines[: min(_HEAD, tail_start)]), repeats)
-    tail = _noting(_folded(lines[tail_start:], last=max(_LINE, budget // 2)), repeats)
+    unnoted = dict(repeats)  # each recurring line says so once, where it is first shown
+    head = _noting(_folded(lines[: min(_HEAD, tail_start)]), unnoted)
+    tail = _noting(_folded(lines[tail_start:], last=max(_LINE, budget // 2)), unnoted)
 
     def footer(shown: int) -> str:
         return (
@@ -107,11 +108,11 @@ def _diagnostic_counts(middle: list[str]) -> dict[str, int]:
 
 
 def _noting(lines: list[tuple[str, _Shown]], repeats: dict[str, int]) -> list[_Shown]:
-    """Shown lines, each that recurs in the omitted middle saying how often (once is enough
-    for the model to read it)."""
+    """Shown lines; the first shown of each line that recurs in the omitted middle says how
+    often (its count is taken out of ``repeats``, so the next one does not say it again)."""
     out: list[_Shown] = []
     for key, line in lines:
-        more = repeats.get(key, 0)
+        more = repeats.pop(key, 0)
         out.append(
             _Shown(f"{line.text}  [+{more} in the omitted lines]", line.lines + more)
             if more

@@ -19,13 +19,16 @@ from runtime._threads import stop_if_requested
 from runtime.boundary._fit import fit
 from runtime.boundary._fit import size as _size
 from runtime.boundary._patterns import PatternTooLarge, check_pattern
-from runtime.boundary._readable import Readable, ReadResult, Sample, Window
+from runtime.boundary._query_json import MAX_JSON_QUERY_BYTES, json_windows
+from runtime.boundary._readable import Line, Readable, ReadResult, Sample, Window
 
 MAX_MATCHES_CAP = 500
 MAX_CONTEXT_LINES = 10
 REGEX_SECONDS = 10.0
 _LINE = 240
 _SAMPLES = 10
+_WINDOW_LINES = 12
+"""A window grows by joining matches until it holds this many lines (and the context)."""
 _STEP = 1024 * 1024
 
 
@@ -99,6 +102,7 @@ class Matcher:
         self.bytes_mode = not use_regex and not ignore_case
         self.needle = query.encode("utf-8", "surrogatepass")
         self.overlapping = _overlaps_itself(self.needle)
+        self.query = query
         self.use_regex, self.ignore_case, self.seconds = use_regex, ignore_case, seconds
         self.deadline = time.monotonic() + seconds
         if self.bytes_mode:
@@ -139,6 +143,20 @@ class Matcher:
                 yield match.span()
         except TimeoutError:
             raise self._timeout() from None
+
+    def text_count(self, text: str) -> int:
+        """Matches in decoded ``text`` (the same count as in its UTF-8 bytes)."""
+        return text.count(self.query) if self.bytes_mode else self.count(text)
+
+    def text_starts(self, text: str) -> Iterator[int]:
+        """Where each match in decoded ``text`` starts, in characters."""
+        if not self.bytes_mode:
+            yield from (start for start, _ in self.spans(text))
+            return
+        at = text.find(self.query)
+        while at >= 0:
+            yield at
+            at = text.find(self.query, at + len(self.query))
 
     def first_from(self, block: str | bytes, position: int) -> int | None:
         """Where the first match at or after ``position`` starts."""
@@ -193,12 +211,16 @@ class _Blocks:
 
 
 def query_read(
-    source: Readable, matcher: Matcher, query: str, max_matches: int, context: int, budget: int
+    source: Readable, matcher: Matcher, max_matches: int, context: int, budget: int
 ) -> ReadResult:
     if not isinstance(max_matches, int) or not 1 <= max_matches <= MAX_MATCHES_CAP:
         raise ReadError("bad_query", f"max_matches must be between 1 and {MAX_MATCHES_CAP}")
     if not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT_LINES:
         raise ReadError("bad_query", f"context must be between 0 and {MAX_CONTEXT_LINES} lines")
+    if source.content_type == "json" and source.size <= MAX_JSON_QUERY_BYTES:
+        by_item = _json_query(source, matcher, max_matches, context, budget)
+        if by_item is not None:
+            return by_item
     total = 0
     lines_before = 0
     windows: list[Window] = []
@@ -224,9 +246,28 @@ def query_read(
             total += counted
             candidates += more
             break
-    samples = _spread(candidates, _SAMPLES) if total > len(windows) else []
+    held = sum(window.matches for window in windows)
+    samples = _spread(candidates, _SAMPLES) if total > held else []
+    return _result(source, matcher, total, windows, samples, budget)
+
+
+def _result(
+    source: Readable,
+    matcher: Matcher,
+    total: int,
+    windows: list[Window],
+    samples: list[Sample],
+    budget: int,
+) -> ReadResult:
     text, shown, sampled = _render_query(
-        source, query, total, windows, samples, budget, matcher.use_regex, matcher.ignore_case
+        source,
+        matcher.query,
+        total,
+        windows,
+        samples,
+        budget,
+        matcher.use_regex,
+        matcher.ignore_case,
     )
     return ReadResult(
         handle=source.name,
@@ -234,51 +275,110 @@ def query_read(
         content_type=source.content_type,
         total_bytes=source.size,
         text=text,
-        query=query,
+        query=matcher.query,
         total_matches=total,
         windows=windows[:shown],
         samples=samples[:sampled],
     )
 
 
+class _Building:
+    """A window being built: its lines by number, and its matches."""
+
+    def __init__(self, line: int, column: int) -> None:
+        self.line, self.column = line, column
+        self.lines: dict[int, tuple[str, bool]] = {}
+        self.matches = 0
+        self.last_hit = line
+
+    def add(self, number: int, text: str, hit: bool) -> None:
+        was = self.lines.get(number)
+        self.lines[number] = (text if was is None or hit else was[0], hit or bool(was and was[1]))
+
+    def window(self) -> Window:
+        lines = [Line(number=n, text=t, hit=h) for n, (t, h) in sorted(self.lines.items())]
+        return Window(
+            line=self.line,
+            column=self.column,
+            text=render_lines(lines),
+            lines=lines,
+            matches=self.matches,
+        )
+
+
+def render_lines(lines: list[Line]) -> str:
+    """Numbered lines for display, matched ones marked '>'."""
+    return "\n".join(f"{'>' if ln.hit else ' '} {ln.number:>6} | {ln.text}" for ln in lines)
+
+
+def _json_query(
+    source: Readable, matcher: Matcher, max_matches: int, context: int, budget: int
+) -> ReadResult | None:
+    """Matches in stored JSON by item, with their ``$`` paths; None if it is not valid JSON
+    after all (it is then queried by line)."""
+    try:
+        text = b"".join(source.pieces()).decode("utf-8")
+        total = matcher.text_count(text)
+        windows = json_windows(text, matcher.text_starts(text), context, max_matches)
+    except (ValueError, IndexError, RecursionError):  # the scanner's JSON errors are ValueErrors
+        return None
+    return _result(source, matcher, total, windows, [], budget)
+
+
 def _windows(
     block: str | bytes, matcher: Matcher, lines_before: int, wanted: int, context: int
 ) -> tuple[list[Window], int]:
-    """Up to ``wanted`` windows, and where in ``block`` the last one's match ended."""
+    """Up to ``wanted`` windows, and where in ``block`` the last match they hold ended.
+
+    A match whose context touches or overlaps the previous window's joins it, so no line is
+    shown twice; several far-apart matches on one long line get a window each."""
     newline: Any = b"\n" if isinstance(block, bytes) else "\n"
-    out: list[Window] = []
+    out: list[_Building] = []
     line_no, counted = lines_before + 1, 0
     last_line, shown_until = -1, -1
     stop = 0
     for span in matcher.spans(block):
-        start, stop = span
+        start, end = span
         line_no += block.count(newline, counted, start)
         counted = start
         if start < shown_until or (line_no == last_line and shown_until < 0):
+            if out:
+                out[-1].matches += 1
+                stop = end
             continue  # already in the previous window
+        current = out[-1] if out else None
+        shown_max = max(current.lines) if current is not None else 0
+        full = current is not None and len(current.lines) >= _WINDOW_LINES
+        joins = current is not None and line_no > current.last_hit
+        joins = joins and (
+            line_no <= shown_max or (not full and line_no - context <= shown_max + 1)
+        )
+        if not joins and len(out) >= wanted:
+            break
+        stop = end
         last_line = line_no
         begin = block.rfind(newline, 0, start) + 1
-        shown, cut_from, cut_to = _around(block, begin, start, stop)
+        shown, cut_from, cut_to = _around(block, begin, start, end)
         shown_until = cut_to if cut_from > begin or cut_to < _line_end(block, begin) else -1
-        lines = [(line_no, shown, True)]
+        if not joins or current is None:
+            current = _Building(line_no, len(_decode(block[begin:start])) + 1)
+            out.append(current)
+        current.matches += 1
+        current.last_hit = line_no
+        current.add(line_no, shown, True)
         before, after = begin, block.find(newline, start)
         for k in range(1, context + 1):
-            if before <= 0:
-                break
+            if before <= 0 or line_no - k <= shown_max:
+                break  # shown already, in this window or the one before
             prev = block.rfind(newline, 0, before - 1) + 1
-            lines.insert(0, (line_no - k, _text(block, prev), False))
+            current.add(line_no - k, _text(block, prev), False)
             before = prev
-        for k in range(1, context + 1):
+        for k in range(1, 0 if joins and full else context + 1):
             if after < 0 or after + 1 >= len(block):
                 break
-            lines.append((line_no + k, _text(block, after + 1), False))
+            current.add(line_no + k, _text(block, after + 1), False)
             after = block.find(newline, after + 1)
-        column = len(_decode(block[begin:start])) + 1
-        text = "\n".join(f"{'>' if hit else ' '} {n:>6} | {line}" for n, line, hit in lines)
-        out.append(Window(line=line_no, column=column, text=text))
-        if len(out) >= wanted:
-            break
-    return out, stop
+    return [building.window() for building in out], stop
 
 
 def _samples(
@@ -364,7 +464,8 @@ def _render_query(
     if not total:
         hint = "" if ignore_case else "; try ignore_case=True"
         return fit(head + hint + (" or regex=True" if not use_regex else ""), budget), 0, 0
-    head += f"; showing {len(windows)} with line numbers:"
+    held = sum(window.matches for window in windows)
+    head += f"; showing {held} in {len(windows)} window{'s' if len(windows) != 1 else ''}:"
     used = _size(head) + 300
     shown: list[str] = []
     for window in windows:
@@ -380,10 +481,14 @@ def _render_query(
             "lower max_matches or narrow the query"
         )
     sampled = 0
+    if total > held and not samples:
+        notes.append(
+            f"… {total - held} more matches after these windows; raise max_matches (up to "
+            f"{MAX_MATCHES_CAP}) or narrow the query"
+        )
     if samples:
         notes.append(
-            f"matched lines sampled from the other {total - len(windows)} matches "
-            "(byte offset: line):"
+            f"matched lines sampled from the other {total - held} matches (byte offset: line):"
         )
         for sample in samples:
             line = f"  {sample.offset}: {sample.line}"

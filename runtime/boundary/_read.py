@@ -58,7 +58,7 @@ def read(
     budget = max(budget, 512)
     if query is not None:
         matcher = Matcher(query, regex_mode, ignore_case, regex_timeout)
-        return query_read(source, matcher, query, max_matches, context, budget)
+        return query_read(source, matcher, max_matches, context, budget)
     if json_path is not None:
         return _json_path(source, json_path, budget)
     return _range(source, offset or 0, length, budget)

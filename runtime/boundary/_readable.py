@@ -54,15 +54,36 @@ class StoredReadable:
         return self.store.iter_bytes(self.entry.handle)
 
 
+class Line(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    """1-based line number."""
+    text: str
+    """The line without the display gutter; a line longer than 240 characters is cut around
+    the match, the cuts marked ``…(+N)`` with how many characters they hide."""
+    hit: bool
+    """Whether the query matches on this line."""
+    path: str | None = None
+    """For JSON: the ``$`` path of the item this row shows (``number`` is where it starts)."""
+
+
 class Window(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     line: int
-    """1-based line of the match."""
+    """1-based line of the window's first match."""
     column: int
-    """1-based character column of the match in that line."""
+    """1-based character column of that match in its line."""
     text: str
-    """The numbered lines around the match; the match's line is marked with '>'."""
+    """The numbered lines around the matches (for display); matched lines are marked '>'.
+    Matches whose context lines touch or overlap are one window."""
+    lines: list[Line] = []
+    """The same lines as data: number, text without the gutter, and whether it matched."""
+    matches: int = 1
+    """How many matches the window holds."""
+    path: str | None = None
+    """For JSON: the ``$`` path of the matching item (its value starts at ``line``)."""
 
 
 class Sample(BaseModel):

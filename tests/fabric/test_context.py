@@ -42,9 +42,12 @@ async def test_a_large_result_is_offloaded_and_read_back_by_query(session: Fabri
     assert len(first.text) < 16 * 1024 + 1024
     second = await session.exec(
         f'found = await ctx.read("{first.handle}", query="lost its lease")\n'
-        'return [found["total_matches"], found["windows"][0]["line"]]'
+        'window = found["windows"][0]\n'
+        'hit = [line for line in window["lines"] if line["hit"]][0]\n'
+        'return [found["total_matches"], window["line"], hit["number"], hit["text"]]'
     )
-    assert second.ok and second.value == [1, 12_346]
+    assert second.ok and second.value[:3] == [1, 12_346, 12_346]
+    assert "lost its lease" in second.value[3] and "|" not in second.value[3]
 
 
 async def test_ctx_offload_in_a_snippet(session: Fabric, workspace: Path) -> None:
