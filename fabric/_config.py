@@ -30,16 +30,24 @@ STORE_MAX_BYTES = 500_000_000
 Source = Literal["default", "file", "clamped", "argument", "policy"]
 
 
+POLICY_MAX = 1_000_000_000
+"""The largest budget a quantitative policy takes (the reference's MAX_CONTEXT_BOUNDARY_BUDGET)."""
+
+
 class QuantitativePolicy(BaseModel):
-    """Hard caps on what one result may hand the model (0 means no cap)."""
+    """The budgets one result is held to, the reference's defaults. A ``maxBytes`` the file
+    sets is the offload threshold unless ``readOffloadThreshold`` is set too (which wins); a
+    ``maxTokens`` it sets is the analyzer's ``maxReturnTokens`` unless that is set too.
+    ``maxCharacters`` is the reference's budget for its own preflight: Fabric's analyzer
+    estimates bytes and tokens, so it is kept and shown, with no effect of its own."""
 
     model_config = ConfigDict(
         frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
     )
 
-    max_bytes: int = Field(0, ge=0)
-    max_tokens: int = Field(0, ge=0)
-    max_characters: int = Field(0, ge=0)
+    max_bytes: int = Field(8192, ge=0, le=POLICY_MAX)
+    max_tokens: int = Field(4000, ge=0, le=POLICY_MAX)
+    max_characters: int = Field(8192, ge=0, le=POLICY_MAX)
 
 
 class FabricConfig(BaseModel):
@@ -217,19 +225,28 @@ def _num(value: float) -> str:
 
 
 def capped(loaded: Loaded) -> Loaded:
-    """``loaded`` with ``quantitativePolicy`` applied: its caps lower ``readOffloadThreshold``
-    (never below 256), unless the threshold was passed as an argument."""
-    config, caps = loaded.config, loaded.config.quantitative_policy
-    tighter = [c for c in (caps.max_bytes, caps.max_characters, caps.max_tokens * 4) if c]
-    threshold = config.boundary.read_offload_threshold
-    if not tighter or loaded.sources["readOffloadThreshold"] == "argument":
+    """``loaded`` with ``quantitativePolicy`` applied as the reference does: a ``maxBytes``
+    the file sets becomes ``readOffloadThreshold`` (within its bounds) and a ``maxTokens``
+    becomes ``maxReturnTokens``, each only when that setting itself was not set (in the file
+    or as an argument), which wins."""
+    config, policy = loaded.config, loaded.config.quantitative_policy
+    given = policy.model_fields_set
+    sources: dict[str, Source] = dict(loaded.sources)
+    boundary, analysis = config.boundary, config.analysis
+    if "max_bytes" in given and sources["readOffloadThreshold"] == "default":
+        low, high = SETTINGS["readOffloadThreshold"].bounds()
+        threshold = int(min(max(policy.max_bytes, low or 0), high or policy.max_bytes))
+        boundary = boundary.model_copy(update={"read_offload_threshold": threshold})
+        sources["readOffloadThreshold"] = "policy"
+    if "max_tokens" in given and sources["maxReturnTokens"] == "default":
+        low, high = SETTINGS["maxReturnTokens"].bounds()
+        tokens = int(min(max(policy.max_tokens, low or 0), high or policy.max_tokens))
+        analysis = analysis.model_copy(update={"max_return_tokens": tokens})
+        sources["maxReturnTokens"] = "policy"
+    if sources == loaded.sources:
         return loaded
-    lowered = max(256, min(threshold, *tighter))
-    if lowered == threshold:
-        return loaded
-    boundary = config.boundary.model_copy(update={"read_offload_threshold": lowered})
-    sources: dict[str, Source] = {**loaded.sources, "readOffloadThreshold": "policy"}
-    return Loaded(config.model_copy(update={"boundary": boundary}), loaded.warnings, sources)
+    updated = config.model_copy(update={"boundary": boundary, "analysis": analysis})
+    return Loaded(updated, loaded.warnings, sources)
 
 
 def overlay(base: Loaded, **given: BaseModel | str | None) -> Loaded:

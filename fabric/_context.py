@@ -138,11 +138,22 @@ class ContextTools:
         return found
 
     def offload(
-        self, data: Any, *, key: str | None = None, label: str | None = None
+        self,
+        data: Any,
+        *,
+        key: str | None = None,
+        label: str | None = None,
+        source: str | None = None,
     ) -> dict[str, Any]:
-        """Store ``data`` and return its handle, sizes and a preview."""
+        """Store ``data`` and return its handle, sizes and a preview; ``source`` says what
+        produced it (kept as the entry's tool)."""
         try:
-            stored = self.boundary.offload(data, key=key, args={"label": label} if label else None)
+            stored = self.boundary.offload(
+                data,
+                key=key,
+                tool=source or "ctx.offload",
+                args={"label": label} if label else None,
+            )
         except StoreError as exc:
             raise ProviderCallError(str(exc), code=exc.code) from None
         entry = stored.entry

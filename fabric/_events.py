@@ -17,6 +17,15 @@ from typing import Any
 
 MAX_BYTES = 5 * 1024 * 1024
 """The log is rotated (to ``events.jsonl.1``) when it grows past this."""
+HOST_SESSION_ENV = "FABRIC_HOST_SESSION"
+"""A host that starts several Fabric runtimes in one of its sessions (restarting ``fabric
+mcp``, say) names the session here, and ``ctx_status(scope="session")`` adds them up."""
+
+
+def host_session() -> str:
+    """The host session's name: ``FABRIC_HOST_SESSION``, or one of this runtime's own."""
+    named = os.environ.get(HOST_SESSION_ENV, "").strip()
+    return named[:200] if named else f"runtime-{os.getpid()}-{os.urandom(4).hex()}"
 
 
 @dataclass
@@ -69,9 +78,11 @@ class Counters:
 class Events:
     """Appends events to the log; reads recent ones back."""
 
-    def __init__(self, path: Path, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(self, path: Path, max_bytes: int = MAX_BYTES, session: str = "") -> None:
         self.path = path
         self.max_bytes = max_bytes
+        self.session = session or host_session()
+        """Every event this runtime writes carries it."""
         self.failure: str | None = None
         self._lock = threading.Lock()
         self._fd: int | None = None
@@ -80,7 +91,7 @@ class Events:
         self._scanned: dict[tuple[int, int], _Scanned] = {}
 
     def record(self, kind: str, **fields: Any) -> dict[str, Any]:
-        event = {"ts": round(time.time(), 3), "kind": kind, **fields}
+        event = {"ts": round(time.time(), 3), "kind": kind, "session": self.session, **fields}
         line = (json.dumps(event, separators=(",", ":"), default=str) + "\n").encode()
         with self._lock:
             try:
@@ -131,8 +142,9 @@ class Events:
                 continue
         return events
 
-    def lifetime(self) -> dict[str, Any]:
-        """Totals over every event still in the log (and its rotated file).
+    def lifetime(self, *, session_only: bool = False) -> dict[str, Any]:
+        """Totals over every event still in the log (and its rotated file), or with
+        ``session_only`` over those of this host session.
 
         Each file is read once and then only from where the last call stopped (files are
         known by device and inode, so rotation is followed; a file that shrank is read again),
@@ -151,9 +163,10 @@ class Events:
             for scanned in files:
                 if scanned is None:
                     continue
-                first = first or scanned.first
-                kinds.update(scanned.kinds)
-                for name, value in scanned.totals.as_dict().items():
+                part = scanned.mine if session_only else scanned.all
+                first = first or part.first
+                kinds.update(part.kinds)
+                for name, value in part.totals.as_dict().items():
                     setattr(totals, name, getattr(totals, name) + value)
         return {"since": first, "events": dict(kinds), **totals.as_dict()}
 
@@ -164,7 +177,7 @@ class Events:
                 file = (info.st_dev, info.st_ino)
                 scanned = self._scanned.get(file)
                 if scanned is None or info.st_size < scanned.offset:  # new, or truncated
-                    scanned = self._scanned[file] = _Scanned(file)
+                    scanned = self._scanned[file] = _Scanned(file, self.session)
                 f.seek(scanned.offset)
                 for line in f:
                     if not line.endswith(b"\n"):
@@ -174,25 +187,42 @@ class Events:
                         event = json.loads(line)
                     except ValueError:
                         continue
-                    if not isinstance(event, dict):
-                        continue
-                    scanned.first = scanned.first or event.get("ts")
-                    scanned.kinds[str(event.get("kind", "?"))] += 1
-                    scanned.totals.count(event)
+                    if isinstance(event, dict):
+                        scanned.add(event)
         except OSError:
             return None
         return scanned
 
 
 @dataclass
-class _Scanned:
-    """What one log file (device, inode) held up to ``offset``."""
+class _Part:
+    """Totals of some of a file's events."""
 
-    file: tuple[int, int]
-    offset: int = 0
     first: Any = None
     kinds: Counter[str] = field(default_factory=Counter)
     totals: Counters = field(default_factory=Counters)
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.first = self.first or event.get("ts")
+        self.kinds[str(event.get("kind", "?"))] += 1
+        self.totals.count(event)
+
+
+@dataclass
+class _Scanned:
+    """What one log file (device, inode) held up to ``offset``: all of it, and the events of
+    the host session ``session``."""
+
+    file: tuple[int, int]
+    session: str
+    offset: int = 0
+    all: _Part = field(default_factory=_Part)
+    mine: _Part = field(default_factory=_Part)
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.all.add(event)
+        if event.get("session") == self.session:
+            self.mine.add(event)
 
 
 class Telemetry:

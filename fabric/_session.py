@@ -271,17 +271,23 @@ class Fabric:
     def status(
         self,
         *,
-        scope: Literal["session", "lifetime"] = "session",
+        scope: Literal["runtime", "session", "lifetime"] = "session",
         detail: Literal["compact", "full"] = "compact",
     ) -> dict[str, Any]:
-        """``ctx_status``: what Fabric did for the context (this session, or ``lifetime``)."""
-        if scope not in ("session", "lifetime") or detail not in ("compact", "full"):
-            raise ConfigError('scope is "session" or "lifetime"; detail is "compact" or "full"')
+        """``ctx_status``: what Fabric did for the context, the reference's scopes: this
+        ``runtime`` (this Fabric), the host ``session`` (every runtime that shares its
+        ``FABRIC_HOST_SESSION``; without it, this runtime) or the workspace's ``lifetime``."""
+        if scope not in ("runtime", "session", "lifetime") or detail not in ("compact", "full"):
+            raise ConfigError(
+                'scope is "runtime", "session" or "lifetime"; detail is "compact" or "full"'
+            )
         events = self.telemetry.events
         report: dict[str, Any] = {"scope": scope, "running": self.running, "queued": self.queued}
-        report.update(
-            self.telemetry.counters.as_dict() if scope == "session" else events.lifetime()
-        )
+        if scope == "runtime":
+            report.update(self.telemetry.counters.as_dict())
+        else:
+            report.update(events.lifetime(session_only=scope == "session"))
+            report["host_session"] = events.session
         store = self.boundary.store
         if store is not None:
             usage = store.usage()

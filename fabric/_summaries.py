@@ -11,6 +11,7 @@ from fabric._context import ContextTools
 from fabric._llm import Budgets, Completer, ModelSettings, OpenAICompatible, summarize_with_model
 from runtime import ProviderCallError
 from runtime.boundary import SummaryMode, TokenCounter, redact, summarize
+from store import Entry, Store
 
 
 class Summaries:
@@ -37,6 +38,7 @@ class Summaries:
         max_tokens: int,
         strategy: Literal["chunked", "direct"],
         budgets: Budgets,
+        offset: int = 0,
     ) -> dict[str, Any]:
         """A summary of ``text`` (or of the entry ``handle``) within ``max_tokens``; ``budgets``
         bound a model summary's input, chunks, calls and time. The arguments are the
@@ -56,8 +58,11 @@ class Summaries:
             )
         else:
             entry = await asyncio.to_thread(store.stat, handle or "")
-        source = await asyncio.to_thread(store.get_text, entry.handle)
         extra: dict[str, Any] = {}
+        if mode == "model":
+            source = await asyncio.to_thread(store.get_text, entry.handle)
+        else:  # a page of PAGE_BYTES at a time, so a huge entry costs one page
+            source, extra = await asyncio.to_thread(_page, store, entry, offset)
         if mode == "model":
             completer = self.model or OpenAICompatible(settings)  # type: ignore[arg-type]
             done = await summarize_with_model(
@@ -72,10 +77,16 @@ class Summaries:
             summary_text, tokens, coverage = done.text, done.tokens, done.coverage
             extra = {"calls": done.calls, "chunks": done.chunks, "next_offset": done.next_offset}
         else:
+            header = _page_header(entry.handle, extra, entry.bytes) if extra else ""
+            room = max(16, max_tokens - self._tokens.count(header)) if header else max_tokens
             summary = await asyncio.to_thread(
-                summarize, source, mode, max_tokens, self._tokens.count, entry.content_type
+                summarize, source, mode, room, self._tokens.count, entry.content_type
             )
             summary_text, tokens, coverage = summary.text, summary.tokens, summary.coverage
+            if header:  # the page's share of the whole
+                coverage *= extra["page_bytes"] / max(1, entry.bytes)
+                summary_text = header + summary_text
+                tokens = self._tokens.count(summary_text)
         if self._context.boundary.config.redact_secrets:  # the stored source stays as it was
             shown = redact(summary_text)
             if shown != summary_text:
@@ -101,3 +112,45 @@ class Summaries:
             "source_bytes": entry.bytes,
             **extra,
         }
+
+
+PAGE_BYTES = 512 * 1024
+"""A structural or code summary of a stored entry reads this much of it, from ``offset``."""
+
+
+def _page(store: Store, entry: Entry, offset: int) -> tuple[str, dict[str, Any]]:
+    """The text to summarize: the whole entry when it is small, else one page from
+    ``offset``, never splitting a character, and where the next page starts."""
+    if offset > entry.bytes:
+        raise ProviderCallError(
+            f"offset: {offset} is past the end of {entry.handle} ({entry.bytes} bytes); "
+            f"pass an offset below {entry.bytes}",
+            code="bad_arguments",
+        )
+    if offset == 0 and entry.bytes <= PAGE_BYTES:
+        return store.get_text(entry.handle), {}
+    data = store.read_range(entry.handle, offset, PAGE_BYTES + 4).data
+    start = 0
+    while start < min(4, len(data)) and 0x80 <= data[start] < 0xC0:  # inside a character
+        start += 1
+    end = min(len(data), start + PAGE_BYTES)
+    while end < len(data) and end > start and 0x80 <= data[end] < 0xC0:
+        end -= 1
+    last = offset + end
+    page = {
+        "offset": offset + start,
+        "page_bytes": end - start,
+        "next_offset": last if last < entry.bytes else None,
+    }
+    return data[start:end].decode("utf-8", "replace"), page
+
+
+def _page_header(handle: str, page: dict[str, Any], size: int) -> str:
+    """The line before a page's summary: which bytes it covers and how to go on."""
+    first, last = page["offset"], page["offset"] + page["page_bytes"]
+    where = f"[summary of bytes {first}-{last} of {size}"
+    if page["next_offset"] is None:
+        return f"{where}; this is the end]\n"
+    return (
+        f'{where}; continue with ctx.summarize(handle="{handle}", offset={page["next_offset"]})]\n'
+    )

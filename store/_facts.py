@@ -90,27 +90,37 @@ class Facts:
         self.close()
 
     def remember(self, name: str, text: str) -> Fact:
-        """Store ``text`` under ``name``, replacing what the name held before."""
+        """Store ``text`` under ``name``, replacing what the name held before. Over the
+        budget, the least recently updated other facts are forgotten to make room (the
+        reference's order), and the fact says which (``evicted``); a fact larger than the
+        whole budget is refused and nothing is forgotten."""
         check_name(name, what="fact name", limit=_NAME_LIMIT)
         if not isinstance(text, str) or not text.strip():
             raise InvalidRequest(f"the text of fact {name!r} must be non-empty text")
         size = len(text.encode("utf-8", errors="surrogatepass"))
+        if size > self.max_bytes:
+            raise BudgetExceeded(
+                f"fact {name!r} ({size} bytes) does not fit: facts hold at most "
+                f"{self.max_bytes} bytes in all; shorten it or store it with ctx.offload",
+                size=size,
+                limit=self.max_bytes,
+            )
         now = int(self._clock() * 1000)
         with self._db.write() as conn:
             (used,) = conn.execute(
                 "SELECT coalesce(sum(bytes), 0) FROM facts WHERE name != ?", (name,)
             ).fetchone()
+            evicted: list[str] = []
             if used + size > self.max_bytes:
-                largest = [
-                    n for (n,) in conn.execute("SELECT name FROM facts ORDER BY bytes DESC LIMIT 3")
-                ]
-                raise BudgetExceeded(
-                    f"fact {name!r} ({size} bytes) does not fit: facts hold at most "
-                    f"{self.max_bytes} bytes and {used} are used. Forget facts you no longer "
-                    f"need (largest: {', '.join(largest) or 'none'}) or shorten this one.",
-                    size=used + size,
-                    limit=self.max_bytes,
+                oldest = conn.execute(
+                    "SELECT name, bytes FROM facts WHERE name != ? ORDER BY updated, name", (name,)
                 )
+                for old, old_bytes in oldest.fetchall():
+                    if used + size <= self.max_bytes:
+                        break
+                    evicted.append(old)
+                    used -= old_bytes
+                conn.executemany("DELETE FROM facts WHERE name = ?", [(n,) for n in evicted])
             conn.execute(
                 "INSERT INTO facts (name, text, created, updated, bytes) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET text = excluded.text, "
@@ -118,7 +128,7 @@ class Facts:
                 (name, text, now, now, size),
             )
             row = conn.execute(f"SELECT {_COLUMNS} FROM facts WHERE name = ?", (name,)).fetchone()
-        return self._fact(row)
+        return self._fact(row).model_copy(update={"evicted": evicted})
 
     def get(self, name: str) -> Fact:
         check_name(name, what="fact name", limit=_NAME_LIMIT)

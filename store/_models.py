@@ -172,6 +172,9 @@ class Fact(BaseModel):
     created: datetime
     updated: datetime
     tokens: int
+    evicted: list[str] = []
+    """When it was just remembered: the facts forgotten, oldest first, to make room for it
+    within the facts' budget."""
 
 
 class Recall(BaseModel):

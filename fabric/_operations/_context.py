@@ -77,6 +77,12 @@ class OffloadArgs(Args):
     data: Any = Field(description="what to store: text, bytes or a JSON value")
     key: str | None = Field(None, description="a name to read it back by, beside its handle")
     label: str | None = Field(None, description="a note kept with it")
+    source: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="what produced the data (grep, read, bash...); its handle is named for it",
+    )
 
 
 @operation(
@@ -88,9 +94,9 @@ class OffloadArgs(Args):
     text_key="preview",
 )
 def offload(session: Fabric, args: OffloadArgs, surface: Surface) -> Reply:
-    stored = session.context.offload(args.data, key=args.key, label=args.label)
+    stored = session.context.offload(args.data, key=args.key, label=args.label, source=args.source)
     preview = stored.pop("preview")
-    return Reply(preview, stored)
+    return Reply(preview, {"ok": True, **stored})
 
 
 def _budget(name: str) -> Any:
@@ -109,6 +115,12 @@ class SummarizeArgs(Args):
         ),
     )
     max_tokens: int = Field(500, ge=16, le=100_000, description="the summary's budget")
+    offset: int = Field(
+        0,
+        ge=0,
+        description="structural and code: the byte to start from; a stored entry is "
+        "summarized 512 KB at a time, each summary saying where the next one starts",
+    )
     strategy: Literal["chunked", "direct"] = Field(
         "chunked", description="model mode: summarize chunk by chunk, or in one call"
     )
@@ -143,6 +155,7 @@ async def summarize(session: Fabric, args: SummarizeArgs, surface: Surface) -> R
         max_tokens=args.max_tokens,
         strategy=args.strategy,
         budgets=budgets,
+        offset=args.offset,
     )
     head = f"[{args.mode} summary, {done['tokens']} tokens; the source is {done['handle']}]"
     return Reply(f"{head}\n{done['summary']}", done)

@@ -26,7 +26,14 @@ class RememberArgs(Args):
 )
 def remember(session: Fabric, args: RememberArgs, surface: Surface) -> Reply:
     fact = session.facts.remember(args.name, args.text)
-    return Reply(f"remembered {fact.name} ({fact.tokens} tokens)", fact.model_dump(mode="json"))
+    text = f"remembered {fact.name} ({fact.tokens} tokens)"
+    if fact.evicted:
+        text += (
+            f"; to stay within the facts' 5 MB budget, the {len(fact.evicted)} least recently "
+            f"updated facts were forgotten: {', '.join(fact.evicted[:20])}"
+            + (f" and {len(fact.evicted) - 20} more" if len(fact.evicted) > 20 else "")
+        )
+    return Reply(text, {"ok": True, **fact.model_dump(mode="json")})
 
 
 class RecallArgs(Args):
@@ -63,4 +70,4 @@ class ForgetArgs(Args):
 def forget(session: Fabric, args: ForgetArgs, surface: Surface) -> Reply:
     existed = session.facts.forget(args.name)
     text = f"forgot {args.name}" if existed else f"there was no fact named {args.name}"
-    return Reply(text, {"name": args.name, "forgotten": existed}, ok=existed)
+    return Reply(text, {"ok": existed, "name": args.name, "forgotten": existed}, ok=existed)

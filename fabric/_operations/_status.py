@@ -17,8 +17,10 @@ _DEFAULTS = FabricConfig().flat()
 
 
 class StatusArgs(Args):
-    scope: Literal["session", "lifetime"] = Field(
-        "session", description="this session, or every session of the workspace"
+    scope: Literal["runtime", "session", "lifetime"] = Field(
+        "session",
+        description="this runtime, the host session (FABRIC_HOST_SESSION; without it this "
+        "runtime), or every session of the workspace",
     )
     detail: Literal["compact", "full"] = Field(
         "compact", description="full adds the settings, their warnings and the isolation layers"

@@ -110,7 +110,8 @@ class Boundary:
             and self.config.compact_edit_results
             and is_edit_envelope(result.value, len(value_text.encode("utf-8", "surrogatepass")))
         )
-        if policy == "inline" or (policy == "auto" and size <= threshold and not edit):
+        by_size = policy in ("auto", "summarize")  # summarize, like auto, only what is large
+        if policy == "inline" or (by_size and size <= threshold and not edit):
             return self._done(result, full, size, tokens, "inline", counted=full)
         source = _source(result.call_log)
         warnings: list[str] = []
@@ -126,7 +127,7 @@ class Boundary:
             stored = self._store(original, ctype, source, warnings)
             value_part = edit_summary(result.value, stored.entry.handle if stored else None)
             handle, applied = (stored.entry.handle if stored else None), "edit"
-        elif policy == "auto" and _size(value_text) <= value_budget:
+        elif by_size and _size(value_text) <= value_budget:
             value_part, applied = value_text, "inline"
         else:
             summarize = policy == "summarize"

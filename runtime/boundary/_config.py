@@ -27,9 +27,10 @@ class BoundaryConfig(BaseModel):
     compact YAML-like text with long strings in labelled sections), ``json``, ``yaml``, ``text``."""
     result_policy: ResultPolicy = "auto"
     """``auto`` inlines up to the threshold and offloads the rest; ``inline`` never rewrites;
-    ``offload`` always stores and returns a handle; ``summarize`` returns a structural summary
-    with the exact original under a handle."""
-    read_offload_threshold: int = Field(16 * 1024, ge=256, le=1024**3)
+    ``offload`` always stores and returns a handle; ``summarize``, like ``auto``, inlines up to
+    the threshold, and above it returns a structural summary with the exact original under a
+    handle."""
+    read_offload_threshold: int = Field(16 * 1024, ge=256, le=1_000_000_000)
     """Largest model-facing text, in bytes, that ``auto`` inlines."""
     offload_preview_bytes: int = Field(2048, ge=256, le=4096)
     """Size of the preview that follows an offload notice."""

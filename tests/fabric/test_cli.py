@@ -142,11 +142,13 @@ def test_full_status_shows_the_settings_and_reads_are_in_the_trace(tmp_path: Pat
 
 
 def test_settings_show_the_threshold_that_applies(tmp_path: Path) -> None:
-    """A quantitativePolicy cap below readOffloadThreshold is what applies, and settings say
-    so, with where it came from."""
+    """The threshold that applies, with where it came from: the policy's maxBytes when the
+    file sets no readOffloadThreshold, the threshold when it does (the reference's order)."""
     (tmp_path / ".fabric").mkdir()
-    (tmp_path / ".fabric" / "config.json").write_text(
-        '{"readOffloadThreshold": 1000, "quantitativePolicy": {"maxBytes": 600}}'
-    )
+    config = tmp_path / ".fabric" / "config.json"
+    config.write_text('{"quantitativePolicy": {"maxBytes": 600}}')
     shown = json.loads(fabric("settings", "--json", "--workspace", str(tmp_path)).stdout)
     assert shown["values"]["readOffloadThreshold"] == {"value": 600, "source": "policy"}
+    config.write_text('{"readOffloadThreshold": 1000, "quantitativePolicy": {"maxBytes": 600}}')
+    shown = json.loads(fabric("settings", "--json", "--workspace", str(tmp_path)).stdout)
+    assert shown["values"]["readOffloadThreshold"] == {"value": 1000, "source": "file"}

@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 
 from fabric import Fabric
-from fabric._config import DEPRECATED, SETTINGS, ConfigFile, FabricConfig, parse
+from fabric._config import (
+    DEPRECATED,
+    SETTINGS,
+    ConfigFile,
+    FabricConfig,
+    QuantitativePolicy,
+    capped,
+    parse,
+)
 
 DEFAULTS: dict[str, Any] = {
     "enabled": True,
@@ -30,7 +38,7 @@ DEFAULTS: dict[str, Any] = {
     "notifyOnStart": False,
     "storeMaxBytes": 500_000_000,
     "storeTtlMs": 604_800_000,
-    "quantitativePolicy": {"maxBytes": 0, "maxTokens": 0, "maxCharacters": 0},
+    "quantitativePolicy": {"maxBytes": 8192, "maxTokens": 4000, "maxCharacters": 8192},
     "isolation": "full",
     "timeoutS": 30.0,
     "memoryMb": 512,
@@ -160,11 +168,42 @@ async def test_strict_from_the_file_blocks(tmp_path: Path) -> None:
         assert not result.ok and result.error is not None and result.error.type == "Blocked"
 
 
-async def test_quantitative_policy_tightens_the_threshold(tmp_path: Path) -> None:
-    write(tmp_path, json.dumps({"quantitativePolicy": {"maxCharacters": 500}}))
+async def test_a_policys_max_bytes_is_the_threshold_when_none_is_set(tmp_path: Path) -> None:
+    """The reference: ``readOffloadThreshold ?? policy.maxBytes ?? 16384``, within 256 to
+    1,000,000,000; the policy's maxTokens likewise stands in for maxReturnTokens."""
+    write(tmp_path, json.dumps({"quantitativePolicy": {"maxBytes": 500, "maxTokens": 900}}))
     async with Fabric(tmp_path, spares=0) as fab:
         assert fab.boundary.config.read_offload_threshold == 500
+        assert fab.sources["readOffloadThreshold"] == "policy"
+        assert fab.settings.analysis.max_return_tokens == 900
         assert (await fab.exec('return "y" * 600')).policy_applied == "offload"
+
+
+def test_the_policys_defaults_leave_the_threshold_alone() -> None:
+    """Unset, the policy has the reference's budgets (8192 bytes, 4000 tokens, 8192
+    characters) and the threshold its own default, 16384."""
+    loaded = capped(parse({}))
+    assert loaded.config.quantitative_policy == QuantitativePolicy(
+        max_bytes=8192, max_tokens=4000, max_characters=8192
+    )
+    assert loaded.config.boundary.read_offload_threshold == 16_384
+    assert loaded.sources["readOffloadThreshold"] == "default"
+
+
+@pytest.mark.parametrize("low", [1, 100])
+def test_a_policy_below_the_thresholds_floor_is_raised_to_it(low: int) -> None:
+    loaded = capped(parse({"policy": {"maxBytes": low}}))
+    assert loaded.config.boundary.read_offload_threshold == 256
+
+
+def test_a_policy_budget_above_a_billion_is_refused() -> None:
+    """The reference's MAX_CONTEXT_BOUNDARY_BUDGET is 1,000,000,000; 2e9 used to load."""
+    loaded = parse({"quantitativePolicy": {"maxBytes": 2_000_000_000}})
+    assert loaded.config.quantitative_policy.max_bytes == 8192
+    assert loaded.warnings == (
+        "config.json: quantitativePolicy.maxBytes must be at most 1000000000, not 2000000000; "
+        "using the default",
+    )
 
 
 async def test_notify_on_start_logs_the_effective_settings(
@@ -221,11 +260,12 @@ def test_the_readme_shows_every_setting_with_its_default() -> None:
     assert json.loads(block) == FabricConfig().flat()
 
 
-async def test_the_quantitative_policy_tightens_the_threshold_under_other_arguments(
+async def test_the_files_threshold_wins_over_the_policy_and_arguments_over_both(
     tmp_path: Path,
 ) -> None:
-    """An argument that sets other boundary fields leaves the file's threshold and caps in
-    force; one that sets the threshold itself wins over the caps."""
+    """The threshold the file sets wins over the policy's maxBytes (the reference's
+    precedence; the policy used to win); an argument that sets other boundary fields leaves
+    the file's threshold in force, and one that sets the threshold wins over both."""
     from runtime.boundary import BoundaryConfig
 
     write(
@@ -233,10 +273,10 @@ async def test_the_quantitative_policy_tightens_the_threshold_under_other_argume
         json.dumps({"readOffloadThreshold": 1000, "quantitativePolicy": {"maxBytes": 600}}),
     )
     async with Fabric(tmp_path, boundary=BoundaryConfig(result_policy="offload"), spares=0) as fab:
-        assert fab.boundary.config.read_offload_threshold == 600
+        assert fab.boundary.config.read_offload_threshold == 1000
         assert fab.boundary.config.result_policy == "offload"
-        assert fab.sources["readOffloadThreshold"] == "policy"
-        assert fab.status(detail="full")["settings"]["readOffloadThreshold"] == 600
+        assert fab.sources["readOffloadThreshold"] == "file"
+        assert fab.status(detail="full")["settings"]["readOffloadThreshold"] == 1000
     chosen = BoundaryConfig(read_offload_threshold=5000)
     async with Fabric(tmp_path, boundary=chosen, spares=0) as fab:
         assert fab.boundary.config.read_offload_threshold == 5000

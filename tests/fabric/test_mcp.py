@@ -139,7 +139,7 @@ async def test_facts_round_trip(workspace: Path) -> None:
         recalled = await client.call_tool("ctx_recall", {"query": "make"})
         assert "build: run make all" in text(recalled)
         forgot = await client.call_tool("ctx_forget", {"name": "build"})
-        assert forgot.structured_content == {"name": "build", "forgotten": True}
+        assert forgot.structured_content == {"ok": True, "name": "build", "forgotten": True}
 
 
 async def test_summarize_and_status_tools(workspace: Path) -> None:

@@ -73,9 +73,20 @@ def test_code_summaries() -> None:
 
 async def test_ctx_summarize_keeps_the_source_and_reports(fab: Fabric) -> None:
     done = (await fab.ctx.summarize(text=big_log("boom"), max_tokens=200)).data
-    assert done["tokens"] <= 200 and done["coverage"] == 1.0
+    size = len(big_log("boom").encode())
+    assert done["tokens"] <= 200 and done["coverage"] == pytest.approx(512 * 1024 / size)
     assert fab.boundary.store is not None
     assert fab.boundary.store.get_text(done["handle"]) == big_log("boom")
+    pages = [done]
+    while pages[-1]["next_offset"] is not None:  # 512 KB at a time, each saying what is next
+        start = pages[-1]["next_offset"]
+        assert f'ctx.summarize(handle="{done["handle"]}", offset={start})' in pages[-1]["summary"]
+        page = await fab.ctx.summarize(handle=done["handle"], offset=start, max_tokens=200)
+        assert page.data["offset"] == start and page.data["tokens"] <= 200
+        pages.append(page.data)
+    assert len(pages) == -(-size // (512 * 1024)) and "this is the end" in pages[-1]["summary"]
+    assert sum(p["page_bytes"] for p in pages) == size
+    assert sum("boom" in p["summary"] for p in pages) == 1
     again = (await fab.ctx.summarize(handle=done["handle"], mode="code", max_tokens=100)).data
     assert again["handle"] == done["handle"]
     with pytest.raises(ProviderCallError) as unknown:
@@ -151,7 +162,8 @@ def test_the_cli_commands(tmp_path: Path) -> None:
     shown = json.loads(cli("settings", *ws, "--json").stdout)
     assert shown["values"]["offloadPreviewBytes"] == {"value": 4096, "source": "clamped"}
     assert "outside 256..4096" in shown["warnings"][0]
-    summary = cli("summarize", "-", *ws, "--max-tokens", "100", stdin=big_log("kaput"))
+    log = "\n".join(big_log("kaput").splitlines()[30_000:35_000])  # within one page
+    summary = cli("summarize", "-", *ws, "--max-tokens", "100", stdin=log)
     assert summary.returncode == 0 and "ERROR kaput" in summary.stdout
     assert cli("remember", "owner", "alice", *ws).returncode == 0
     assert "owner: alice" in cli("recall", "alice", *ws).stdout
@@ -166,7 +178,7 @@ def test_the_cli_commands(tmp_path: Path) -> None:
 def test_lifetime_totals_follow_appends_and_rotation(tmp_path: Path) -> None:
     """Totals are read incrementally: each call counts what was appended since, across a
     rotation, and a line still being written is counted once it is whole."""
-    log = Events(tmp_path / "events.jsonl", max_bytes=400)
+    log = Events(tmp_path / "events.jsonl", max_bytes=500, session="s")
     for _ in range(3):
         log.record("read", mode="range")
     assert log.lifetime()["reads"] == 3

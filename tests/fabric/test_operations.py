@@ -86,7 +86,8 @@ async def test_the_python_call_takes_what_the_snippet_takes(fab: Fabric) -> None
     assert isinstance(reply, Reply) and reply.data["total_matches"] == 1
     assert "line 399" in reply.text
     forgot = await fab.ctx.forget("nothing")
-    assert forgot.ok is False and forgot.data == {"name": "nothing", "forgotten": False}
+    assert forgot.ok is False
+    assert forgot.data == {"ok": False, "name": "nothing", "forgotten": False}
     with pytest.raises(ProviderCallError) as caught:
         await fab.ctx.read("app.log", max_matches=0)
     assert caught.value.code == "bad_arguments"
@@ -234,7 +235,7 @@ async def test_a_call_with_a_flood_of_arguments_is_refused_unread(fab: Fabric) -
 
 def test_signatures_show_the_values_a_choice_takes(fab: Fabric) -> None:
     shown = fab.providers.get("ctx", "status").signature()
-    assert "scope: Literal['session', 'lifetime'] = 'session'" in shown
+    assert "scope: Literal['runtime', 'session', 'lifetime'] = 'session'" in shown
 
 
 async def test_python_calls_translate_errors_and_refuse_a_closed_session(tmp_path: Path) -> None:
@@ -295,3 +296,40 @@ def test_an_operation_may_not_take_a_name_every_command_has() -> None:
     with pytest.raises(ValueError, match="call the fields something else"):
         operation(Clashing, help="clash")(clash)
     assert "ctx.clash" not in OPERATIONS
+
+
+async def test_storage_results_say_ok_and_offload_takes_its_source(fab: Fabric) -> None:
+    stored = await fab.ctx.offload("grep output\n" * 10, source="grep")
+    handle = stored.data["handle"]
+    assert stored.data["ok"] is True and handle.startswith("grep-")
+    assert fab.boundary.store is not None
+    assert fab.boundary.store.stat(handle).source.tool == "grep"
+    remembered = await fab.ctx.remember("build", "make all")
+    assert remembered.data["ok"] is True and remembered.data["name"] == "build"
+
+
+async def test_status_has_the_references_three_scopes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``runtime``: this Fabric; ``session``: every runtime of the host session
+    (``FABRIC_HOST_SESSION``); ``lifetime``: every session of the workspace."""
+
+    async def run(n: int) -> Fabric:
+        session = Fabric(tmp_path, spares=0)
+        async with session:
+            for _ in range(n):
+                assert (await session.exec("return 1")).ok
+        return session
+
+    monkeypatch.setenv("FABRIC_HOST_SESSION", "host-a")
+    await run(2)
+    monkeypatch.setenv("FABRIC_HOST_SESSION", "host-b")
+    await run(1)
+    monkeypatch.setenv("FABRIC_HOST_SESSION", "host-a")
+    async with Fabric(tmp_path, spares=0) as fab:
+        assert (await fab.exec("return 1")).ok
+        runtime = (await fab.ctx.status(scope="runtime")).data
+        host = (await fab.ctx.status(scope="session")).data
+        lifetime = (await fab.ctx.status(scope="lifetime")).data
+    assert (runtime["executions"], host["executions"], lifetime["executions"]) == (1, 3, 4)
+    assert host["host_session"] == "host-a" and runtime["scope"] == "runtime"

@@ -95,16 +95,39 @@ def test_facts_persist_and_live_apart_from_the_store(tmp_path: Path) -> None:
     assert (tmp_path / ".fabric" / "facts" / "facts.db").exists()
 
 
-def test_the_budget_is_5_mb_and_a_fact_that_does_not_fit_is_refused(tmp_path: Path) -> None:
-    """Over budget, remember fails naming the largest facts; nothing stored is lost."""
-    with Facts(tmp_path, max_bytes=1000) as facts:
-        facts.remember("big", "b" * 900)
-        with pytest.raises(BudgetExceeded, match="largest: big"):
-            facts.remember("more", "m" * 200)
-        facts.remember("big", "b" * 950)  # replacing counts only the new size
-        assert facts.total_bytes() == 950
+def test_over_the_budget_the_oldest_facts_are_evicted_and_said(tmp_path: Path) -> None:
+    """The reference evicts facts over their 5 MB budget, oldest first, and reports it (a
+    fact used to be refused); one larger than the whole budget is refused, nothing lost."""
+    clock = iter(range(1, 100))
+    with Facts(tmp_path, max_bytes=1000, clock=lambda: next(clock)) as facts:
+        facts.remember("a", "a" * 300)
+        facts.remember("b", "b" * 300)
+        facts.remember("c", "c" * 300)
+        facts.remember("a", "A" * 300)  # updated: now the newest
+        added = facts.remember("d", "d" * 350)
+        assert added.evicted == ["b"]
+        assert sorted(f.name for f in facts.recall("").facts) == ["a", "c", "d"]
+        assert facts.remember("d", "D" * 450).evicted == ["c"]  # replacing counts the new size
+        with pytest.raises(BudgetExceeded, match="facts hold at most 1000 bytes"):
+            facts.remember("huge", "h" * 1001)
+        assert facts.total_bytes() == 750
     with pytest.raises(InvalidRequest):
         Facts(tmp_path, max_bytes=6 * 1024 * 1024)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(1, 400), min_size=1, max_size=30))
+def test_the_facts_never_exceed_their_budget(
+    tmp_path_factory: pytest.TempPathFactory, sizes: list[int]
+) -> None:
+    with Facts(tmp_path_factory.mktemp("facts"), max_bytes=1000) as facts:
+        kept: dict[str, int] = {}
+        for i, size in enumerate(sizes):
+            added = facts.remember(f"f{i}", "x" * size)
+            for name in added.evicted:
+                del kept[name]
+            kept[f"f{i}"] = size
+            assert facts.total_bytes() == sum(kept.values()) <= 1000
 
 
 @pytest.mark.parametrize("name", ["../x", "a/b", "", "x\x00", "ü", "a" * 129])

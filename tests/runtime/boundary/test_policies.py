@@ -70,6 +70,13 @@ def test_summarize_keeps_the_original_and_shows_a_structural_summary(
     assert "summary stored as" in done.text and "$.rows = array of 10000 numbers" in done.text
 
 
+def test_summarize_leaves_a_result_under_the_threshold_inline(boundary: Boundary) -> None:
+    """The reference's summarize is threshold-based: a 14-byte result became a 434-byte
+    notice; it is now returned as it is."""
+    done = boundary.finish(ok("fourteen bytes"), policy="summarize")
+    assert done.policy_applied == "inline" and done.text == "fourteen bytes"
+
+
 def test_printed_output_shares_the_budget(boundary: Boundary, store: Store) -> None:
     """A flood of print output is offloaded too; the small value stays inline."""
     done = boundary.finish(ok("the answer is 42", logs=BIG_LOG))
