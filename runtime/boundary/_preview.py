@@ -20,6 +20,9 @@ class Preview:
     """A JSON path worth reading next (the first large array or object), for the recipes."""
     query: str | None = None
     """A query worth running next (an error marker seen in the text), for the recipes."""
+    coverage: float | None = None
+    """Share of the text shown: of its lines, or of its bytes (one enormous line); None
+    for JSON, whose preview is its shape."""
 
 
 def preview(
@@ -37,10 +40,16 @@ def preview(
         shape = shape_of(value)
         body = Preview(preview_json(shape, budget, size_bytes=size_bytes), _next_path(shape))
     else:
-        body = Preview(preview_text(repr(value), budget))
+        shown = preview_text(repr(value), budget)
+        body = Preview(shown.text, coverage=shown.coverage)
     if not redact:
         return body
-    return Preview(fit(redact_secrets(body.text), budget), body.json_path, body.query)
+    return Preview(
+        fit(redact_secrets(body.text), budget),
+        body.json_path,
+        body.query,
+        body.coverage,
+    )
 
 
 def _of_text(text: str, budget: int, content_type: str) -> Preview:
@@ -54,8 +63,9 @@ def _of_text(text: str, budget: int, content_type: str) -> Preview:
             return Preview(preview_json(shape, budget, size_bytes=size), _next_path(shape))
     kind = "yaml" if content_type == "yaml" else "text"
     shown = preview_text(text, budget, kind=kind)
-    marker = MARKERS.search(shown)
-    return Preview(shown, None, marker.group(0).lower() if marker else None)
+    marker = MARKERS.search(shown.text)
+    query = marker.group(0).lower() if marker else None
+    return Preview(shown.text, None, query, shown.coverage)
 
 
 def _next_path(shape: Shape, path: str = "$", depth: int = 0) -> str:
