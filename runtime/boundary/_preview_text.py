@@ -47,7 +47,8 @@ class TextView:
 def preview_text(text: str, budget: int, *, kind: str = "text") -> TextView:
     """At most ``budget`` bytes that show the structure of ``text``.
 
-    ``kind`` is ``text``, ``yaml`` or ``markdown`` (detected from the text when ``text``).
+    ``kind`` is ``text``, ``yaml``, ``markdown`` (detected from the text when ``text``) or
+    ``plain`` (lines only, never sections: code whose ``#`` comments are no headings).
     """
     size = len(text.encode("utf-8", "surrogatepass"))
     if size <= budget:
@@ -258,6 +259,8 @@ class _Section:
 
 
 def _sections(text: str, kind: str) -> list[_Section]:
+    if kind == "plain":
+        return []
     if kind == "text":
         headings = list(_MD_HEADING.finditer(text))
         if len(headings) >= 2 and not _looks_like_code(text):

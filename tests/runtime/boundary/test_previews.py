@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from runtime.boundary import preview, redact
 
 from .conftest import json_values
+from .sources import ENTRY
 
 
 def test_json_preview_shows_the_shape_and_status_fields_first() -> None:
@@ -278,20 +279,28 @@ def assert_cuts_are_said(original: str, shown: str) -> None:
             own = title == "(before the first section)"
             key = title.endswith(":") and heading.startswith(title)  # a YAML section's key
             assert own or key or shown_whole_or_said_cut(title, heading), line
+        elif entry := ENTRY.match(line):
+            source = lines[int(entry["line"]) - 1].strip().rstrip("{").rstrip()
+            what = entry["what"]
+            assert shown_whole_or_said_cut(what, source) or not CUT.match(what), line
         else:
-            assert line.startswith("…") or line in whole, line
+            own = line.startswith(("…", "module docstring: ", "imports: "))
+            assert own or line in whole, line
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     text=line_soup | st.text(min_size=200, max_size=6000),
     budget=st.integers(256, 3000),
+    name=st.sampled_from([None, "m.py", "m.ts", "m.go", "m.rs", "Main.java", "m.c", "notes.md"]),
     content_type=st.sampled_from(["text", "yaml"]),
 )
-def test_any_text_fits_and_says_where_it_is_cut(text: str, budget: int, content_type: str) -> None:
-    """Whatever the text and the budget: the preview fits the budget, and any line of the
-    text it shows is shown whole or said to be cut, never cut silently."""
-    shown = preview(text, budget, content_type, redact=False).text
+def test_any_text_fits_and_says_where_it_is_cut(
+    text: str, budget: int, name: str | None, content_type: str
+) -> None:
+    """Whatever the text, its name and the budget: the preview fits the budget, and any line
+    of the text it shows is shown whole or said to be cut, never cut silently."""
+    shown = preview(text, budget, content_type, redact=False, name=name).text
     assert len(shown.encode("utf-8", "surrogatepass")) <= budget
     assert_cuts_are_said(text, shown)
     event(
