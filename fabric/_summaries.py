@@ -10,7 +10,7 @@ from typing import Any, Literal
 from fabric._context import ContextTools
 from fabric._llm import Budgets, Completer, ModelSettings, OpenAICompatible, summarize_with_model
 from runtime import ProviderCallError
-from runtime.boundary import SummaryMode, TokenCounter, redact, summarize
+from runtime.boundary import SummaryMode, TokenCounter, name_from, redact, summarize
 from store import Entry, Store
 
 
@@ -79,8 +79,9 @@ class Summaries:
         else:
             header = _page_header(entry.handle, extra, entry.bytes) if extra else ""
             room = max(16, max_tokens - self._tokens.count(header)) if header else max_tokens
+            name = name_from(entry.source.args, entry.key)  # the language of code
             summary = await asyncio.to_thread(
-                summarize, source, mode, room, self._tokens.count, entry.content_type
+                summarize, source, mode, room, self._tokens.count, entry.content_type, name
             )
             summary_text, tokens, coverage = summary.text, summary.tokens, summary.coverage
             if header:  # the page's share of the whole

@@ -2,6 +2,7 @@
 previews, error compaction, and ``ctx_read``."""
 
 from runtime.boundary._boundary import HEADER_BYTES, Boundary, Stored
+from runtime.boundary._code import name_from
 from runtime.boundary._config import (
     RESULT_FORMATS,
     RESULT_POLICIES,
@@ -16,6 +17,7 @@ from runtime.boundary._query import MAX_CONTEXT_LINES, MAX_MATCHES_CAP
 from runtime.boundary._read import read
 from runtime.boundary._readable import (
     BytesReadable,
+    Line,
     PathValue,
     Readable,
     ReadResult,
@@ -40,6 +42,7 @@ __all__ = [
     "Boundary",
     "BoundaryConfig",
     "BytesReadable",
+    "Line",
     "PathValue",
     "PatternTooLarge",
     "Preview",
@@ -58,6 +61,7 @@ __all__ = [
     "estimate_tokens",
     "expansion",
     "looks_like_log",
+    "name_from",
     "preview",
     "read",
     "redact",

@@ -15,6 +15,7 @@ from typing import Any
 from runtime._isolation import about_isolation
 from runtime._models import CallRecord, ExecError, ExecResult, PolicyApplied
 from runtime._render import logs_section, render_error, render_notes
+from runtime.boundary._code import name_from
 from runtime.boundary._compaction import compact_error_text
 from runtime.boundary._config import BoundaryConfig, ResultFormat, ResultPolicy
 from runtime.boundary._edits import edit_summary, is_edit_envelope
@@ -136,11 +137,12 @@ class Boundary:
             )
             budget = max(0, min(budget, value_budget))
             stored = self._store(original, ctype, source, warnings)
-            body = self._preview(result.value, budget, ctype, _size(original), warnings)
+            name = name_from(source[1])
+            body = self._preview(result.value, budget, ctype, _size(original), warnings, name)
             if stored is None:
                 value_part = f"[the result could not be stored: {warnings[-1]}]\n{body.text}"
             else:
-                notice = _notice(stored.entry, body.json_path, body.query, summarize)
+                notice = _notice(stored.entry, body, summarize)
                 value_part = f"{notice}\n{body.text}"
             handle = stored.entry.handle if stored else None
             applied = "summarize" if summarize else "offload"
@@ -157,11 +159,18 @@ class Boundary:
         )
 
     def _preview(
-        self, value: Any, budget: int, ctype: str, size: int, warnings: list[str]
+        self,
+        value: Any,
+        budget: int,
+        ctype: str,
+        size: int,
+        warnings: list[str],
+        name: str | None = None,
     ) -> Preview:
         """A preview; should building one fail on some odd input, the start of the text."""
+        redacting = self.config.redact_secrets
         try:
-            return preview(value, budget, ctype, redact=self.config.redact_secrets, size_bytes=size)
+            return preview(value, budget, ctype, redact=redacting, size_bytes=size, name=name)
         except Exception as exc:  # the original is stored already: degrade, never crash
             warnings.append(f"the preview failed ({type(exc).__name__}: {exc})")
             text = value if isinstance(value, str) else to_json(value)
@@ -276,12 +285,13 @@ class Boundary:
             raise StoreError("no store is configured")
         if entry.content_type == "bytes":
             head = self.store.read_range(entry.handle, 0, 48).data
-            body_text, path, query = f"binary data; first bytes: {head.hex(' ')}", None, None
+            body = Preview(f"binary data; first bytes: {head.hex(' ')}")
         else:
             text = self.store.get_text(entry.handle)
-            body = preview(text, budget, entry.content_type, redact=self.config.redact_secrets)
-            body_text, path, query = body.text, body.json_path, body.query
-        return f"{_notice(entry, path, query, False)}\n{body_text}"
+            name = name_from(entry.source.args, entry.key)
+            redacting = self.config.redact_secrets
+            body = preview(text, budget, entry.content_type, redact=redacting, name=name)
+        return f"{_notice(entry, body, False)}\n{body.text}"
 
     def _store(
         self,
@@ -333,19 +343,20 @@ def _source(calls: tuple[CallRecord, ...]) -> tuple[str, dict[str, Any]]:
     return "exec", {}
 
 
-def _notice(entry: Entry, json_path: str | None, query: str | None, summary: bool) -> str:
-    h = entry.handle
+def _notice(entry: Entry, body: Preview, summary: bool) -> str:
+    h, query = entry.handle, body.query or "text to find"
     what = "summary" if summary else "result"
+    case = ", ignore_case=True" if body.ignore_case else ""
     lines = [
         f"[{what} stored as {h}: {entry.bytes} bytes, about {entry.tokens} tokens, "
         f"{entry.content_type}. The full result is kept and nothing is lost: do not re-run the "
         "code that produced it; read from the handle.]",
         "Read more with ctx.read in a snippet (the ctx_read tool takes the same arguments):",
         f'  await ctx.read("{h}", offset=0, length=4000)',
-        f'  await ctx.read("{h}", query="{query or "text to find"}", ignore_case=True)',
+        f'  await ctx.read("{h}", query="{query}"{case})',
     ]
-    if json_path:
-        lines.append(f'  await ctx.read("{h}", json_path="{json_path}")')
+    if body.json_path:
+        lines.append(f'  await ctx.read("{h}", json_path="{body.json_path}")')
     lines.append("Structural summary:" if summary else "Preview (partial):")
     return "\n".join(lines)
 

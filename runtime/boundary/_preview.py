@@ -1,16 +1,23 @@
-"""Choosing the preview for a payload: JSON by shape, text by lines, YAML and Markdown by
-sections, with secrets redacted."""
+"""Choosing the preview for a payload: JSON by shape, code by its outline, text by lines,
+YAML and Markdown by sections, with secrets redacted."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.boundary._code import language_of, outline_of
 from runtime.boundary._fit import fit
+from runtime.boundary._fit import size as _size
+from runtime.boundary._outline import Outline
+from runtime.boundary._preview_code import code_view
 from runtime.boundary._preview_json import preview_json
 from runtime.boundary._preview_text import MARKERS, preview_text
 from runtime.boundary._redact import redact as redact_secrets
 from runtime.boundary._shape import Shape, shape_of, skim
+
+UNSET: Any = object()
+"""``outline=`` not given: find out whether the text is code."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +26,13 @@ class Preview:
     json_path: str | None = None
     """A JSON path worth reading next (the first large array or object), for the recipes."""
     query: str | None = None
-    """A query worth running next (an error marker seen in the text), for the recipes."""
+    """A query worth running next, for the recipes: an error marker seen in text, or the
+    name of the main class or function of code."""
+    ignore_case: bool = True
+    """Whether ``query`` is worth running case-insensitively (a marker is, a name is not)."""
+    coverage: float | None = None
+    """Share of the text shown: of its definitions (code), lines, or bytes (one enormous
+    line); None for JSON, whose preview is its shape."""
 
 
 def preview(
@@ -29,21 +42,41 @@ def preview(
     *,
     redact: bool = True,
     size_bytes: int | None = None,
+    name: str | None = None,
 ) -> Preview:
-    """At most ``budget`` bytes showing the structure of ``value`` (text or data)."""
+    """At most ``budget`` bytes showing the structure of ``value`` (text or data).
+
+    ``name`` is the file name the value came from, when known (``app.py``): it says which
+    language code is in, or that text is not code."""
     if isinstance(value, str):
-        body = _of_text(value, budget, content_type)
+        body = text_preview(value, budget, content_type, name=name)
     elif isinstance(value, dict | list | tuple):
         shape = shape_of(value)
         body = Preview(preview_json(shape, budget, size_bytes=size_bytes), _next_path(shape))
     else:
-        body = Preview(preview_text(repr(value), budget))
+        shown = preview_text(repr(value), budget)
+        body = Preview(shown.text, coverage=shown.coverage)
     if not redact:
         return body
-    return Preview(fit(redact_secrets(body.text), budget), body.json_path, body.query)
+    return Preview(
+        fit(redact_secrets(body.text), budget),
+        body.json_path,
+        body.query,
+        body.ignore_case,
+        body.coverage,
+    )
 
 
-def _of_text(text: str, budget: int, content_type: str) -> Preview:
+def text_preview(
+    text: str,
+    budget: int,
+    content_type: str,
+    *,
+    name: str | None = None,
+    outline: Outline | None = UNSET,
+) -> Preview:
+    """The preview of text, unredacted; ``outline`` is its outline when the caller has
+    looked already (None: it is not code)."""
     if content_type == "json":
         try:
             shape = skim(text)
@@ -52,10 +85,17 @@ def _of_text(text: str, budget: int, content_type: str) -> Preview:
         else:
             size = len(text.encode("utf-8", "surrogatepass"))
             return Preview(preview_json(shape, budget, size_bytes=size), _next_path(shape))
-    kind = "yaml" if content_type == "yaml" else "text"
+    if content_type == "text" and (len(text) > budget or _size(text) > budget):
+        if outline is UNSET:
+            outline = outline_of(text, name)
+        if outline is not None:
+            view = code_view(outline, budget)
+            return Preview(view.text, None, outline.symbol, False, view.coverage)
+    kind = "yaml" if content_type == "yaml" else "plain" if language_of(name) else "text"
     shown = preview_text(text, budget, kind=kind)
-    marker = MARKERS.search(shown)
-    return Preview(shown, None, marker.group(0).lower() if marker else None)
+    marker = MARKERS.search(shown.text)
+    query = marker.group(0).lower() if marker else None
+    return Preview(shown.text, None, query, coverage=shown.coverage)
 
 
 def _next_path(shape: Shape, path: str = "$", depth: int = 0) -> str:

@@ -4,6 +4,7 @@ snippets, and `fabric read`."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -61,6 +62,34 @@ async def test_ctx_offload_in_a_snippet(session: Fabric, workspace: Path) -> Non
     assert handle.startswith("rows-") and ctype == "json" and last == 4999
     with Store(workspace) as store:
         assert json.loads(store.get("rows")) == {"rows": list(range(5000))}
+
+
+async def test_a_python_file_is_previewed_by_its_outline(session: Fabric, workspace: Path) -> None:
+    """A large Python file read from the workspace is previewed as an outline of its main
+    class; the bytes the outline gives a method are one ctx.read, and hold the method."""
+    methods = [
+        f"    def step_{n}(self, job):\n"
+        + "".join(f"        job.field_{k} = {k}  # except Exception\n" for k in range(40))
+        for n in range(30)
+    ]
+    methods[15] = methods[15].replace("job.field_20 = 20", "job.field_20 = 'ZEBRA-4471'")
+    source = "import os\nimport sys\n\n\nclass Engine:\n" + "\n".join(methods)
+    (workspace / "engine.py").write_text(source)
+    first = await session.exec('return await tools.read(path="engine.py")')
+    assert first.policy_applied == "offload" and first.handle is not None
+    entry = re.search(
+        r"^  L(\d+)-(\d+) def step_15\(self, job\) \[(\d+)\+(\d+)\]$", first.text, re.M
+    )
+    assert entry is not None, first.text
+    assert 'query="Engine")' in first.text and "except Exception" not in first.text
+    offset, length = entry[3], entry[4]
+    second = await session.exec(
+        f'found = await ctx.read("{first.handle}", offset={offset}, length={length})\n'
+        'return found["content"]'
+    )
+    assert second.value.startswith("    def step_15(self, job):\n") and "ZEBRA-4471" in second.value
+    lines = source.split("\n")
+    assert lines[int(entry[1]) - 1] == "    def step_15(self, job):"
 
 
 async def test_ctx_read_takes_a_workspace_file(session: Fabric) -> None:

@@ -61,14 +61,16 @@ def test_code_summaries() -> None:
         "async def main(argv: list[str]) -> int:\n    # TODO: parse flags\n    return 0\n"
     )
     done = summarize(source, "code", 300, COUNT).text
-    assert "imports: os; pathlib: Path" in done
-    assert "L4 class Store()  # Keeps things." in done
-    assert "  L6 def put(self, data: bytes) -> str  # Store data." in done
-    assert "L10 async def main(argv: list[str]) -> int" in done and "L11: TODO: parse flags" in done
+    assert "imports: 2 statements (L1-2)" in done and "pathlib" not in done
+    assert "L4-8 class Store [36+120]  # Keeps things." in done
+    assert "  L6-8 def put(self, data: bytes) -> str [73+83]  # Store data." in done
+    assert (
+        "L10-12 async def main(argv: list[str]) -> int" in done and "L11: TODO: parse flags" in done
+    )
     diff = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n-old\n+new\n+more\n"
     assert "diff: 1 files, +2 -1" in summarize(diff, "code", 200, COUNT).text
     js = "import fs from 'fs';\nexport function load(path) {\n  return 1;\n}\nclass A {}\n"
-    assert "L2 export function load(path)" in summarize(js, "code", 200, COUNT).text
+    assert "L2-4 export function load(path) [21+43]" in summarize(js, "code", 200, COUNT).text
 
 
 async def test_ctx_summarize_keeps_the_source_and_reports(fab: Fabric) -> None:

@@ -333,3 +333,13 @@ async def test_status_has_the_references_three_scopes(
         lifetime = (await fab.ctx.status(scope="lifetime")).data
     assert (runtime["executions"], host["executions"], lifetime["executions"]) == (1, 3, 4)
     assert host["host_session"] == "host-a" and runtime["scope"] == "runtime"
+
+
+async def test_a_stored_files_name_says_which_language_a_summary_outlines(fab: Fabric) -> None:
+    source = "package main\n\n" + "".join(
+        f"func Handler{i}() int {{\n\treturn {i}\n}}\n\n" for i in range(40)
+    )
+    stored = await fab.ctx.offload(source, key="server.go")
+    summary = await fab.ctx.summarize(handle=stored.data["handle"], max_tokens=120)
+    assert "\ngo, " in summary.text and "func Handler0" in summary.text
+    assert 0 < summary.data["coverage"] < 1

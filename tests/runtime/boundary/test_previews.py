@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from runtime.boundary import preview, redact
 
 from .conftest import json_values
+from .sources import ENTRY
 
 
 def test_json_preview_shows_the_shape_and_status_fields_first() -> None:
@@ -179,3 +181,130 @@ def test_redaction_reads_text_once() -> None:
     for text in ("a-" * 200_000, "x_" * 200_000):
         assert redact(text) == text
     assert redact("api_key=" * 50_000) == "api_key=[REDACTED]"
+
+
+def test_a_long_line_says_where_it_was_cut() -> None:
+    lines = [f"INFO step {i}" for i in range(3000)]
+    lines[0] = "x" * 5321
+    text = preview("\n".join(lines), 2048, "text").text
+    assert "     1 | " + "x" * 200 + "… (line cut at 200 of 5,321 characters)" in text
+
+
+def test_a_view_by_bytes_says_which_lines_it_cuts() -> None:
+    text = preview("a" * 3000 + "\n" + "b" * 100 + "\n" + "c" * 4000, 1000, "text").text
+    assert re.search(r"line 1 cut at [\d,]+ of 3,000 characters; line 3 shown from", text)
+
+
+CODE_LINES = [
+    "def f(x):",
+    "class A(B):",
+    "    def m(self):",
+    "async def g():",
+    "func (s *S) Run() {",
+    "fn main() {",
+    "pub struct P {",
+    "export class Q {",
+    "  push(job) {",
+    "    public static void main(String[] a) {",
+    "int main(void) {",
+    "# Heading",
+    "## Sub heading",
+    "key: value",
+    "}",
+]
+line_soup = st.lists(
+    st.one_of(
+        st.text(max_size=60),
+        st.sampled_from(CODE_LINES),
+        st.sampled_from(["# Title", "## Part two", "### A sub-part", "-" * 300]),
+        st.builds(
+            lambda line, tail: line + tail, st.sampled_from(CODE_LINES), st.text(max_size=400)
+        ),
+        st.text(min_size=150, max_size=1500),
+    ),
+    min_size=20,
+    max_size=150,
+).map("\n".join)
+"""Text of any kind, with lines that look like code, headings or keys, some of them long."""
+NUMBERED = re.compile(r"^ *(\d+) \| (.*)$")
+CUT = re.compile(r"^(?P<kept>.*)… \(line cut at (?P<at>[\d,]+) of (?P<of>[\d,]+) characters\)$")
+SECTION = re.compile(r"^L(\d+)-\d+ (?P<title>.*) \(\d+ lines, \d+ bytes\)$")
+BY_BYTES = re.compile(
+    r"\n… (?P<omitted>\d+) bytes omitted(?: \((?P<cuts>.*?)\))?; read ranges with offset and "
+    r"length …\n"
+)
+
+
+def shown_whole_or_said_cut(shown: str, line: str) -> bool:
+    """``shown`` is ``line``, or its start and a note that says where it was cut."""
+    if shown == line:
+        return True
+    cut = CUT.match(shown)
+    if cut is None:
+        return False
+    at, of = (int(cut[name].replace(",", "")) for name in ("at", "of"))
+    return cut["kept"] == line[:at] and of == len(line) > at
+
+
+def assert_cuts_are_said(original: str, shown: str) -> None:
+    """Every line of ``shown`` is a line of ``original`` whole, a line of it cut with a note
+    that says so, or a line of the preview's own (titles, counts, outline entries)."""
+    if shown == original:
+        return
+    lines = original.split("\n")
+    title, _, rest = shown.partition("\n")
+    if "(partial view: first and last bytes)" in title:
+        found = BY_BYTES.search("\n" + rest + "\n")
+        assert found, shown
+        head, tail = ("\n" + rest + "\n")[1 : found.start()], ("\n" + rest)[found.end() :]
+        assert original.startswith(head) and original.endswith(tail)
+        size = len(original.encode("utf-8", "surrogatepass"))
+        assert int(found["omitted"]) == size - len(head.encode("utf-8", "surrogatepass")) - len(
+            tail.encode("utf-8", "surrogatepass")
+        )
+        if head and not head.endswith("\n"):
+            number = head.count("\n") + 1
+            assert f"line {number} cut at {len(head.split(chr(10))[-1]):,} of " in found["cuts"]
+        if tail and not original[: len(original) - len(tail)].endswith("\n"):
+            number = original[: len(original) - len(tail)].count("\n") + 1
+            assert f"line {number} shown from character" in found["cuts"]
+        return
+    whole = set(lines)
+    for line in rest.split("\n"):
+        if numbered := NUMBERED.match(line):
+            n = int(numbered[1])
+            assert shown_whole_or_said_cut(numbered[2], lines[n - 1].rstrip("\r")), line
+        elif section := SECTION.match(line):
+            heading, title = lines[int(section[1]) - 1].strip(), section["title"]
+            own = title == "(before the first section)"
+            key = title.endswith(":") and heading.startswith(title)  # a YAML section's key
+            assert own or key or shown_whole_or_said_cut(title, heading), line
+        elif entry := ENTRY.match(line):
+            source = lines[int(entry["line"]) - 1].strip().rstrip("{").rstrip()
+            what = entry["what"]
+            assert shown_whole_or_said_cut(what, source) or not CUT.match(what), line
+        else:
+            own = line.startswith(("…", "module docstring: ", "imports: "))
+            assert own or line in whole, line
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=line_soup | st.text(min_size=200, max_size=6000),
+    budget=st.integers(256, 3000),
+    name=st.sampled_from([None, "m.py", "m.ts", "m.go", "m.rs", "Main.java", "m.c", "notes.md"]),
+    content_type=st.sampled_from(["text", "yaml"]),
+)
+def test_any_text_fits_and_says_where_it_is_cut(
+    text: str, budget: int, name: str | None, content_type: str
+) -> None:
+    """Whatever the text, its name and the budget: the preview fits the budget, and any line
+    of the text it shows is shown whole or said to be cut, never cut silently."""
+    shown = preview(text, budget, content_type, redact=False, name=name).text
+    assert len(shown.encode("utf-8", "surrogatepass")) <= budget
+    assert_cuts_are_said(text, shown)
+    event(
+        "whole"
+        if shown == text
+        else shown.split(",", 1)[0] + ("; by bytes" if "first and last bytes" in shown else "")
+    )
