@@ -203,14 +203,19 @@ BLOCK_TYPES: tuple[str, ...] = tuple(MODELS)
 
 
 def spellings(model: type[BaseModel]) -> dict[str, str]:
-    """Every key ``model`` takes (each spelling), and the field it fills."""
+    """Every key ``model`` takes (each spelling), and the field it fills: ``type`` first,
+    MCP's ``annotations`` and ``_meta`` last."""
     keys: dict[str, str] = {}
-    for name, info in model.model_fields.items():
+    for name, info in sorted(model.model_fields.items(), key=_field_order):
         keys[name] = name
         alias = info.validation_alias
         if isinstance(alias, AliasChoices):
             keys.update({choice: name for choice in alias.choices if isinstance(choice, str)})
     return keys
+
+
+def _field_order(item: tuple[str, Any]) -> int:
+    return {"type": 0, "annotations": 2, "meta": 3}.get(item[0], 1)
 
 
 _KEYS = {kind: spellings(model) for kind, model in MODELS.items()}
@@ -348,12 +353,8 @@ def _article(word: str) -> str:
 
 
 def _fields(keys: dict[str, str]) -> str:
-    """The fields behind ``keys``, ``type`` first and the MCP extras last."""
-    names = list(dict.fromkeys(keys.values()))
-    extras = [name for name in ("annotations", "meta") if name in names]
-    first = [name for name in names if name == "type"]
-    rest = [name for name in names if name not in extras and name != "type"]
-    return ", ".join([*first, *rest, *extras])
+    """The fields behind ``keys``, each once."""
+    return ", ".join(dict.fromkeys(keys.values()))
 
 
 def _note(value: list[Any], index: int, why: str) -> str | None:

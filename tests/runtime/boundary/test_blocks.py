@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,12 +14,16 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from runtime import (
+    BLOCK_TYPES,
     MAX_BLOCKS,
     MAX_MEDIA_BYTES,
     MAX_MEDIUM_BYTES,
+    AudioBlock,
+    BlockAnnotations,
     ContentBlock,
     ExecResult,
     ImageBlock,
+    ResourceBlock,
     TextBlock,
 )
 from runtime.boundary import HEADER_BYTES, Boundary, BoundaryConfig, StoredReadable, read
@@ -384,3 +389,39 @@ def test_the_text_blocks_share_one_budget_and_none_is_lost(
     size = sum(len(t.encode()) for _, t in given_texts)
     if policy == "auto" and size + len(logs.encode()) <= threshold - 64:
         assert done.handle is None and done.policy_applied == "inline"
+
+
+# -- declared once --------------------------------------------------------------------------
+
+
+def test_the_readme_table_is_generated_from_the_models() -> None:
+    """Regenerate with ``python -m runtime._content_docs README.md``."""
+    from contract import readme_block
+    from runtime._content_docs import END, START, readme_table
+
+    text = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    assert readme_block(text, START, END) == readme_table()
+
+
+def test_block_annotations_are_the_sdks() -> None:
+    """What a block's annotations take is what MCP's ``Annotations`` has (they are
+    forwarded to MCP clients as they are)."""
+    from mcp_types import Annotations
+
+    assert set(BlockAnnotations.model_fields) == set(Annotations.model_fields)
+    assert BlockAnnotations.model_fields["last_modified"].validation_alias is not None
+
+
+def test_the_block_models_are_the_sdks_content_kinds() -> None:
+    """Each kind of block is one of the SDK's content blocks, with the same fields."""
+    from mcp_types import AudioContent, EmbeddedResource, ImageContent, TextContent
+
+    pairs = [
+        (TextBlock, TextContent),
+        (ImageBlock, ImageContent),
+        (AudioBlock, AudioContent),
+        (ResourceBlock, EmbeddedResource),
+    ]
+    assert tuple(ours.model_fields["type"].default for ours, _ in pairs) == BLOCK_TYPES
+    for ours, sdk in pairs:
+        assert set(ours.model_fields) == set(sdk.model_fields), ours.__name__
