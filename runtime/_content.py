@@ -305,10 +305,11 @@ class Recognised:
 
 def recognise(value: Any) -> Recognised:
     """``value`` as content blocks, validated, or plain data; raises :class:`ContentError`
-    for a list of blocks that cannot be sent."""
+    for a list of blocks that cannot be sent (a list longer than :data:`MAX_BLOCKS` whose
+    first items are all blocks among them: only those are looked at)."""
     if not isinstance(value, list) or not value:
         return Recognised()
-    for index, item in enumerate(value):
+    for index, item in enumerate(value[: MAX_BLOCKS + 1]):  # more are too many blocks
         why = _not_a_block(item)
         if why is not None:
             return Recognised(note=_note(value, index, why))

@@ -98,6 +98,12 @@ def test_printed_output_is_a_last_text_block(boundary: Boundary) -> None:
     assert isinstance(last, TextBlock) and last.text == "[printed output]\nstep 1\n"
 
 
+def test_notes_on_the_value_are_a_last_text_block(boundary: Boundary) -> None:
+    result = ExecResult(ok=True, text="", value=[image()], warnings=("NaN at $[0] made a string",))
+    done = boundary.finish(result)
+    assert done.blocks[-1] == TextBlock(text="[note: NaN at $[0] made a string]")
+
+
 def test_a_plain_value_has_no_blocks(boundary: Boundary) -> None:
     done = boundary.finish(ok({"a": 1}))
     assert done.blocks == () and done.media_bytes == 0
@@ -326,6 +332,14 @@ def test_a_bad_block_is_an_error_naming_its_index_and_field(
     assert (done.error.limit is not None) == (kind == "limit")
     assert done.error.message.startswith(message), done.error.message
     assert done.text.startswith(f"{TYPES[kind]}: {message}")
+
+
+def test_a_long_list_of_blocks_is_refused_from_its_first_items(boundary: Boundary) -> None:
+    """Only the first 65 items are looked at: when they are all blocks, the list is too many
+    blocks, whatever follows."""
+    done = boundary.finish(ok([text("x")] * (MAX_BLOCKS + 1) + ["not a block"] * 1_000_000))
+    assert done.error is not None and done.error.type == "ContentTooLarge"
+    assert done.error.message.startswith(f"value: {MAX_BLOCKS + 1 + 1_000_000} content blocks")
 
 
 # -- over any list of blocks ----------------------------------------------------------------
