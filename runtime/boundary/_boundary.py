@@ -13,16 +13,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from runtime._content import (
-    ContentBlock,
-    ContentError,
-    TextBlock,
-    media_bytes,
-    recognise,
-    render_blocks,
-)
+from runtime._content import ContentBlock, TextBlock, media_bytes, render_blocks
 from runtime._isolation import about_isolation
 from runtime._models import CallRecord, ExecError, ExecResult, PolicyApplied
+from runtime._recognise import ContentError, recognise
 from runtime._render import logs_section, render_error, render_notes
 from runtime.boundary import _blocks
 from runtime.boundary._compaction import compact_error_text
