@@ -106,10 +106,10 @@ def _not_a_block(item: object) -> str | None:
     kind = item.get("type")
     if not isinstance(kind, str) or kind not in _KEYS:
         return "has no type among " + ", ".join(BLOCK_TYPES)
-    other = [key for key in item if not isinstance(key, str) or key not in _KEYS[kind]]
-    if other:
+    other = next((key for key in item if not isinstance(key, str) or key not in _KEYS[kind]), None)
+    if other is not None:
         return (
-            f"has {str(other[0])[:40]!r}, which {_article(kind)} {kind} block does not take "
+            f"has {str(other)[:40]!r}, which {_article(kind)} {kind} block does not take "
             f"(it takes {_fields(_KEYS[kind])})"
         )
     return None
