@@ -11,10 +11,26 @@ from fabric._outcomes import FabricResult
 from fabric._session import Fabric
 from fabric._translate import ErrorPayload, error_payload
 from fabric.providers import Provider, ProviderRegistry, Workspace
-from runtime import ExecError, ExecResult, Limits, ProviderCallError, Timings
+from runtime import (
+    AudioBlock,
+    BlobResource,
+    ContentBlock,
+    ExecError,
+    ExecResult,
+    ImageBlock,
+    Limits,
+    ProviderCallError,
+    ResourceBlock,
+    TextBlock,
+    TextResource,
+    Timings,
+)
 
 __all__ = [
+    "AudioBlock",
+    "BlobResource",
     "ConfigError",
+    "ContentBlock",
     "ErrorPayload",
     "ExecError",
     "ExecResult",
@@ -22,12 +38,16 @@ __all__ = [
     "FabricClosed",
     "FabricError",
     "FabricResult",
+    "ImageBlock",
     "Limits",
     "Provider",
     "ProviderCallError",
     "ProviderRegistry",
     "RegistrationError",
     "Reply",
+    "ResourceBlock",
+    "TextBlock",
+    "TextResource",
     "Timings",
     "Workspace",
     "error_payload",

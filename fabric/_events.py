@@ -39,6 +39,8 @@ class Counters:
     tokens_produced: int = 0
     bytes_returned: int = 0
     tokens_returned: int = 0
+    media_bytes_returned: int = 0
+    """Bytes of images, audio and blobs sent beside the text (content blocks)."""
     offloads: int = 0
     reads: int = 0
     summaries: int = 0
@@ -57,6 +59,7 @@ class Counters:
             self.tokens_produced += int(event.get("tokens", 0))
             self.bytes_returned += int(event.get("text_bytes", 0))
             self.tokens_returned += int(event.get("text_tokens", 0))
+            self.media_bytes_returned += int(event.get("media_bytes", 0))
             self.offloads += 1 if event.get("policy") in ("offload", "summarize", "edit") else 0
             self.analyzer_warnings += 1 if event.get("verdict") == "WARN" else 0
             self.verdicts_checked += 1 if event.get("checked") else 0

@@ -121,6 +121,7 @@ class Executions:
             tokens=done.tokens,
             text_bytes=len(done.text.encode("utf-8", "surrogatepass")),
             text_tokens=done.text_tokens,
+            media_bytes=done.media_bytes,
             handle=done.handle,
             calls=done.calls,
             ms=round(done.timings.total_ms, 2),

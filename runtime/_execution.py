@@ -100,10 +100,15 @@ def _named(providers: ProviderHost, call: _wire.CallMessage) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    """Provider results must be plain data; anything else is converted through JSON."""
+    """Provider results must be plain data; anything else is converted through JSON, a
+    pydantic model (an MCP SDK's content block, say) wherever it stands as its JSON dump."""
+    return json.loads(json.dumps(value, default=_dumped))
+
+
+def _dumped(value: object) -> object:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
-    return json.loads(json.dumps(value, default=json_default))
+    return json_default(value)
 
 
 class _Calls:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
+from runtime._content import ContentBlock
 from runtime.worker._wire import ErrorKind as ErrorKind
 from runtime.worker._wire import WireLimits
+from store import json_default
 
 
 class Limits(BaseModel):
@@ -109,9 +112,17 @@ class ExecResult(BaseModel):
 
     ok: bool
     text: str
-    """What the model sees: the rendered value and captured output, or the error."""
+    """What the model sees: the rendered value and captured output, or the error. For
+    content blocks, their text one after the other, each medium a line such as
+    ``[image/png, 1234 bytes]``."""
     value: Any = None
-    """The returned plain data (str, bytes, int, float, bool, None, list, dict)."""
+    """The returned plain data (str, bytes, int, float, bool, None, list, dict); in
+    ``model_dump_json`` bytes are ``{"bytes": n, "base64": ...}``, as the model reads them."""
+    blocks: tuple[ContentBlock, ...] = ()
+    """When the snippet returned content blocks: the blocks the model gets, in order (text
+    within the shared budget, media at their places); empty for any other value."""
+    media_bytes: int = 0
+    """Bytes of the images, audio and blobs among ``blocks``, sent beside the text."""
     logs: str = ""
     """Captured ``print`` output, capped at ``Limits.output_bytes``."""
     logs_dropped: int = 0
@@ -127,7 +138,8 @@ class ExecResult(BaseModel):
     logs_handle: str | None = None
     """Where the full printed output is stored, when it was too large to show."""
     bytes: int = 0
-    """Size of the full model-facing rendering (value and output), before the boundary."""
+    """Size of the full model-facing rendering (value and output), before the boundary; of
+    content blocks, their text (media are ``media_bytes``)."""
     tokens: int = 0
     """Tokens of that full rendering (exact up to 1 MB, extrapolated from samples beyond)."""
     text_tokens: int = 0
@@ -139,3 +151,7 @@ class ExecResult(BaseModel):
     """Problems the boundary met (a store that could not be written, say)."""
     analysis: Any = None
     """The static diagnosis of the snippet (an ``analyzer.Analysis``), when Fabric made one."""
+
+    @field_serializer("value", when_used="json")
+    def _value_as_json(self, value: Any) -> Any:
+        return json.loads(json.dumps(value, default=json_default))

@@ -52,6 +52,8 @@ def status_text(report: dict[str, Any]) -> str:
         f"{get('offloads', 0)} offloads, {get('reads', 0)} reads, {get('summaries', 0)} "
         f"summaries, {get('analyzer_warnings', 0)} analyzer warnings"
     ]
+    if get("media_bytes_returned"):
+        lines.append(f"media returned beside the text: {get('media_bytes_returned')} bytes")
     checked, wrong = get("verdicts_checked", 0), get("verdict_mismatches", 0)
     if checked:
         lines.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from contract import MODULES, REFUSED_BUILTINS
 from fabric.providers import ProviderRegistry
+from runtime import IMAGE_TYPES, MAX_MEDIUM_BYTES
 
 DESCRIPTION_TOKENS = 900
 """The most the fabric_exec description may cost the model (a test holds it to this)."""
@@ -43,6 +44,11 @@ def exec_description(registry: ProviderRegistry, threshold: int) -> str:
         'offset=, length=) or (query=, regex=, ignore_case=) or (json_path="$.items[0:5]"), '
         "in a snippet or with the ctx_read tool. Never re-run a call to see its output again: "
         "read the handle.",
+        'To show images, return content blocks: [{"type": "text", "text": ...}, {"type": '
+        '"image", "data": <bytes>, "mime_type": "image/png"}] (also audio and resource '
+        "blocks; images "
+        + ", ".join(IMAGE_TYPES)
+        + f", {MAX_MEDIUM_BYTES // 2**20} MiB each). All text blocks share the limit above.",
         "Each result is classified before it runs (see ce_exec): RAW, ENCODED, UNKNOWN, "
         "SELECTED, PROJECTED, AGGREGATED, COMPRESSED, OFFLOADED, NONE; with strict=true an "
         "unbounded return is refused before it runs, with the fix.",

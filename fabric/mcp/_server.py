@@ -10,6 +10,7 @@ go to stderr or a file.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -19,7 +20,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as SdkToolError
 from mcp.server.mcpserver.exceptions import UnexpectedToolError
-from mcp_types import CallToolResult
+from mcp_types import CallToolResult, TextContent
 from pydantic import Field, ValidationError
 
 from fabric import __version__
@@ -30,9 +31,10 @@ from fabric._translate import describe
 from fabric.mcp._breaker import REFUSE_AT, WARN_AT, RepeatBreaker
 from fabric.mcp._describe import exec_description
 from fabric.mcp._http import HttpSettings, serve_http
-from fabric.mcp._replies import ToolFunc, failure, reply
+from fabric.mcp._replies import ToolFunc, failure, mcp_content, reply
 from fabric.mcp._tools import model_tool, operation_tools
-from runtime.boundary import ResultFormat, ResultPolicy, redact
+from runtime import described, run_host_work
+from runtime.boundary import ResultFormat, ResultPolicy, redact, to_json
 
 log = logging.getLogger("fabric.mcp")
 HEARTBEAT_S = 1.0
@@ -122,9 +124,10 @@ class _Server(MCPServer):
 def _exec_structured(result: FabricResult, threshold: int, redacting: bool) -> dict[str, Any]:
     """The structured content of a ``fabric_exec`` reply; the value rides along only when it
     was inlined and is no larger than ``threshold`` (``readOffloadThreshold``): a forced
-    ``inline`` of a large result is sent once, as text, not twice. The error's message is
-    what the model reads (redacted; compacted when it was long, the original under
-    ``handle``), never more."""
+    ``inline`` of a large result is sent once, as text, not twice. Content blocks are
+    described (type, media type, bytes), never repeated: the reply's content is them. The
+    error's message is what the model reads (redacted; compacted when it was long, the
+    original under ``handle``), never more."""
     out: dict[str, Any] = {
         "ok": result.ok,
         "policy_applied": result.policy_applied,
@@ -137,8 +140,11 @@ def _exec_structured(result: FabricResult, threshold: int, redacting: bool) -> d
         "timings": result.timings.model_dump(),
         "warnings": list(result.warnings),
     }
-    if result.ok and result.policy_applied == "inline" and result.bytes <= threshold:
-        out["value"] = result.value
+    if result.blocks:  # the content is the value; structured content describes it
+        out["media_bytes"] = result.media_bytes
+        out["blocks"] = [described(block) for block in result.blocks]
+    elif result.ok and result.policy_applied == "inline" and result.bytes <= threshold:
+        out["value"] = json.loads(to_json(result.value))  # bytes as the model reads them
     if result.error is not None:
         error = result.error.model_dump(mode="json", exclude_none=True)
         if result.policy_applied == "compact":
@@ -197,11 +203,17 @@ def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> ToolFunc:
             heartbeat.cancel()
         breaker.remember(session, result.handle, result.text)
         text = result.text
-        if count >= WARN_AT:
-            text = f"{breaker.warning(count, earlier)}\n{text}"
+        warning = breaker.warning(count, earlier) if count >= WARN_AT else None
+        if warning is not None:
+            text = f"{warning}\n{text}"
         config = fab.boundary.config
         structured = _exec_structured(result, config.read_offload_threshold, config.redact_secrets)
-        return reply(text, structured, error=not result.ok)
+        blocks = None
+        if result.blocks:  # base64 of megabytes is work for the host's threads
+            blocks = await run_host_work(mcp_content, result.blocks)
+            if warning is not None:
+                blocks.insert(0, TextContent(text=warning))
+        return reply(text, structured, error=not result.ok, blocks=blocks)
 
     return fabric_exec
 

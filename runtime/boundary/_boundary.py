@@ -3,7 +3,8 @@
 Small results are inlined. Large ones are stored first (the exact original, in the store) and
 replaced by a notice with the handle, sizes, recipes to read more, and a structural preview.
 Long errors are compacted the same way; edit results that carry a diff are acknowledged.
-Every channel that reaches the model (value and printed output) shares one budget.
+Every channel that reaches the model (value and printed output) shares one budget, and so do
+the text blocks of a result made of content blocks (``_blocks.py``).
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from runtime._content import ContentBlock, TextBlock, media_bytes, render_blocks
 from runtime._isolation import about_isolation
 from runtime._models import CallRecord, ExecError, ExecResult, PolicyApplied
+from runtime._recognise import ContentError, recognise
 from runtime._render import logs_section, render_error, render_notes
+from runtime.boundary import _blocks
 from runtime.boundary._code import name_from
 from runtime.boundary._compaction import compact_error_text
 from runtime.boundary._config import BoundaryConfig, ResultFormat, ResultPolicy
@@ -91,6 +95,14 @@ class Boundary:
         policy = policy or self.config.result_policy
         fmt = fmt or self.config.result_format
         threshold = self.config.read_offload_threshold
+        try:
+            recognised = recognise(result.value)
+        except ContentError as exc:
+            return self._finish_error(_bad_content(result, exc))
+        if recognised.blocks is not None:
+            return self._finish_blocks(result, recognised.blocks, policy)
+        if recognised.note is not None:
+            result = _noted(result, recognised.note)
         original, ctype = _original(result.value)
         if result.value is None and result.logs:
             value_text = ""
@@ -156,6 +168,70 @@ class Boundary:
             handle=handle,
             logs_handle=logs_handle,
             warnings=warnings,
+        )
+
+    def _finish_blocks(
+        self, result: ExecResult, blocks: tuple[ContentBlock, ...], policy: ResultPolicy
+    ) -> ExecResult:
+        """Content blocks: their text within one budget (see ``_blocks``), media in place."""
+        threshold = self.config.read_offload_threshold
+        texts = _blocks.texts_of(blocks)
+        logs_text = logs_section(result.logs, result.logs_dropped, True).lstrip("\n")
+        text = "\n".join(t for _, t in texts)
+        full = f"{text}\n{logs_text}" if logs_text else text
+        size, tokens = _size(full), self.tokens.count(full)
+        logs = (TextBlock(text=logs_text),) if logs_text else ()
+        by_size = policy in ("auto", "summarize")  # as for values: only what is large
+        if not texts or policy == "inline" or (by_size and size <= threshold):
+            return self._done(result, "", size, tokens, "inline", blocks=(*blocks, *logs))
+        warnings: list[str] = []
+        logs_part, logs_handle = logs_text, None
+        if _size(logs_text) > threshold // _LOG_SHARE:
+            logs_part, logs_handle = self._offload_logs(
+                result.logs, result.logs_dropped, _source(result.call_log), warnings
+            )
+            logs = (TextBlock(text=logs_part.lstrip("\n")),)
+        value_budget = max(0, threshold - _size(logs_part))
+        if by_size and _size(text) <= value_budget:
+            shown = (*blocks, *logs)
+            return self._done(
+                result, "", size, tokens, "inline", logs_handle=logs_handle, blocks=shown
+            )
+        allowance = min(_blocks.SIBLINGS_BYTES, value_budget // 4)
+        kept = _blocks.siblings(texts, allowance) if policy == "auto" else frozenset()
+        if len(texts) == 1:
+            data, ctype = _original(texts[0][1])
+        else:
+            data, ctype = _blocks.text_payload(blocks, texts), "json"
+        stored = self._store(data, ctype, _source(result.call_log), warnings)
+        summarize = policy == "summarize"
+        budget = min(threshold, _SUMMARY_BYTES if summarize else self.config.offload_preview_bytes)
+        kept_bytes = sum(_size(t) for i, t in texts if i in kept)
+        budget = max(0, min(budget, value_budget - kept_bytes))
+        if len(texts) == 1:
+            body = self._preview(texts[0][1], budget, ctype, _size(data), warnings)
+        else:
+
+            def show(one: str, room: int) -> Preview:
+                return self._preview(one, room, "text", _size(one), warnings)
+
+            body = _blocks.previews(texts, kept, budget, show)
+        if stored is None:
+            notice = f"[the result could not be stored: {warnings[-1]}]\n{body.text}"
+        else:
+            holds = _blocks.holds(texts, kept, len(blocks))
+            head = _notice(stored.entry, body, summarize, holds)
+            notice = f"{head}\n{body.text}"
+        return self._done(
+            result,
+            "",
+            size,
+            tokens,
+            "summarize" if summarize else "offload",
+            handle=stored.entry.handle if stored else None,
+            logs_handle=logs_handle,
+            warnings=warnings,
+            blocks=(*_blocks.placed(blocks, texts, kept, notice), *logs),
         )
 
     def _preview(
@@ -230,16 +306,24 @@ class Boundary:
         logs_handle: str | None = None,
         warnings: list[str] | None = None,
         counted: str | None = None,
+        blocks: tuple[ContentBlock, ...] | None = None,
     ) -> ExecResult:
-        """``result`` as the model reads it: ``text``; ``size`` and ``tokens`` are those of the
-        whole result, and ``counted`` the text ``tokens`` were counted on (when that is
-        ``text`` itself, it is not counted again)."""
+        """``result`` as the model reads it: ``text``, or ``blocks`` (and ``text`` made from
+        them); ``size`` and ``tokens`` are those of the whole result, and ``counted`` the text
+        ``tokens`` were counted on (when that is ``text`` itself, it is not counted again)."""
         notes = tuple(w for w in result.warnings if not about_isolation(w))
-        if notes:  # what happened to the value (NaN made strings, say) the model must know
+        extra: dict[str, Any] = {}
+        if blocks is not None:
+            if notes:
+                blocks = (*blocks, TextBlock(text=render_notes(notes).lstrip("\n")))
+            text = render_blocks(blocks)
+            extra = {"blocks": blocks, "media_bytes": sum(media_bytes(b) for b in blocks)}
+        elif notes:  # what happened to the value (NaN made strings, say) the model must know
             text += render_notes(notes)
         text_tokens = tokens if counted is text else self.tokens.count(text)
         return result.model_copy(
             update={
+                **extra,
                 "text": text,
                 "bytes": size,
                 "tokens": tokens,
@@ -343,7 +427,7 @@ def _source(calls: tuple[CallRecord, ...]) -> tuple[str, dict[str, Any]]:
     return "exec", {}
 
 
-def _notice(entry: Entry, body: Preview, summary: bool) -> str:
+def _notice(entry: Entry, body: Preview, summary: bool, holds: str | None = None) -> str:
     h, query = entry.handle, body.query or "text to find"
     what = "summary" if summary else "result"
     case = ", ignore_case=True" if body.ignore_case else ""
@@ -351,6 +435,7 @@ def _notice(entry: Entry, body: Preview, summary: bool) -> str:
         f"[{what} stored as {h}: {entry.bytes} bytes, about {entry.tokens} tokens, "
         f"{entry.content_type}. The full result is kept and nothing is lost: do not re-run the "
         "code that produced it; read from the handle.]",
+        *([holds] if holds else []),
         "Read more with ctx.read in a snippet (the ctx_read tool takes the same arguments):",
         f'  await ctx.read("{h}", offset=0, length=4000)',
         f'  await ctx.read("{h}", query="{query}"{case})',
@@ -359,6 +444,19 @@ def _notice(entry: Entry, body: Preview, summary: bool) -> str:
         lines.append(f'  await ctx.read("{h}", json_path="{body.json_path}")')
     lines.append("Structural summary:" if summary else "Preview (partial):")
     return "\n".join(lines)
+
+
+def _bad_content(result: ExecResult, exc: ContentError) -> ExecResult:
+    """``result`` failed: its content blocks cannot be sent, as ``exc`` says."""
+    error = ExecError(
+        kind=exc.kind,
+        type="ContentTooLarge" if exc.kind == "limit" else "ContentBlockError",
+        message=exc.message,
+        hint=exc.hint,
+        limit=exc.limit,
+    )
+    text = render_error(error) + logs_section(result.logs, result.logs_dropped, True)
+    return result.model_copy(update={"ok": False, "value": None, "error": error, "text": text})
 
 
 def _noted(result: ExecResult, note: str) -> ExecResult:

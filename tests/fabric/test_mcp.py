@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import subprocess
@@ -14,10 +15,20 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp_types import (
+    AudioContent,
+    BlobResourceContents,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    TextResourceContents,
+)
 
 from fabric import Fabric
 from fabric.mcp import DESCRIPTION_TOKENS, exec_description
 from runtime.boundary import TokenCounter
+
+from .test_content_blocks import PNG, snippet
 
 MARKER = "QUOKKA-8812"
 FABRIC_MCP = (sys.executable, "-m", "fabric._cli", "mcp")
@@ -105,6 +116,88 @@ async def test_snippet_failures_are_tool_errors(workspace: Path) -> None:
     async with Client(stdio(workspace)) as client:
         failed = await client.call_tool("fabric_exec", {"code": "1 / 0"})
         assert failed.is_error and "ZeroDivisionError" in text(failed)
+
+
+async def test_content_blocks_reply_as_text_and_image_content(workspace: Path) -> None:
+    """Text, an image and a large text: the reply's content is the text, the image (base64,
+    as MCP has it) and the offload notice, in that order; structured content describes the
+    blocks; one ctx_read of the handle finds the marker planted in the large text."""
+    async with Client(stdio(workspace)) as client:
+        done = await client.call_tool("fabric_exec", {"code": snippet(MARKER)})
+        assert not done.is_error
+        caption, image, notice = done.content
+        assert isinstance(caption, TextContent) and caption.text == "Figure 1: the load"
+        assert isinstance(image, ImageContent) and image.mime_type == "image/png"
+        assert base64.b64decode(image.data) == PNG
+        assert isinstance(notice, TextContent) and "nothing is lost" in notice.text
+        structured = done.structured_content
+        assert structured["blocks"] == [
+            {"type": "text", "bytes": len("Figure 1: the load")},
+            {"type": "image", "mime_type": "image/png", "bytes": len(PNG)},
+            {"type": "text", "bytes": len(notice.text.encode())},
+        ]
+        assert "value" not in structured and structured["media_bytes"] == len(PNG)
+        found = await client.call_tool(
+            "ctx_read", {"handle": structured["handle"], "query": MARKER}
+        )
+        assert found.structured_content["total_matches"] == 1 and MARKER in text(found)
+
+
+async def test_resources_audio_and_annotations_reach_the_client(workspace: Path) -> None:
+    code = """return [
+    {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain",
+                                      "text": "hello"}},
+    {"type": "resource", "resource": {"uri": "file:///a.bin", "blob": b"\\x00\\x01"}},
+    {"type": "audio", "data": b"RIFF", "mime_type": "audio/wav",
+     "annotations": {"audience": ["user"], "priority": 0.25}},
+]"""
+    async with Client(stdio(workspace)) as client:
+        done = await client.call_tool("fabric_exec", {"code": code})
+        assert not done.is_error, done.content
+        text_resource, blob_resource, audio = done.content
+        assert isinstance(text_resource, EmbeddedResource)
+        assert text_resource.resource == TextResourceContents(
+            uri="file:///a.txt", mime_type="text/plain", text="hello"
+        )
+        assert isinstance(blob_resource, EmbeddedResource)
+        assert isinstance(blob_resource.resource, BlobResourceContents)
+        assert base64.b64decode(blob_resource.resource.blob) == b"\x00\x01"
+        assert isinstance(audio, AudioContent) and base64.b64decode(audio.data) == b"RIFF"
+        assert audio.annotations is not None and audio.annotations.audience == ["user"]
+        assert audio.annotations.priority == 0.25
+
+
+async def test_the_repeat_warning_comes_first_in_a_reply_of_blocks(workspace: Path) -> None:
+    code = 'return [{"type": "text", "text": "same"}, {"type": "audio", "data": b"x", "mime_type": "audio/wav"}]'
+    async with Client(stdio(workspace)) as client:
+        replies = [await client.call_tool("fabric_exec", {"code": code}) for _ in range(3)]
+    assert [type(block).__name__ for block in replies[2].content] == [
+        "TextContent",
+        "TextContent",
+        "AudioContent",
+    ]
+    first = replies[2].content[0]
+    assert isinstance(first, TextContent) and "ran 3 times in a row" in first.text
+
+
+async def test_a_bad_block_is_a_tool_error_naming_the_field(workspace: Path) -> None:
+    async with Client(stdio(workspace)) as client:
+        code = 'return [{"type": "image", "data": b"GIF89a", "mime_type": "image/png"}]'
+        done = await client.call_tool("fabric_exec", {"code": code})
+        assert done.is_error
+        assert text(done) == (
+            "ContentBlockError: value[0].data: the bytes are image/gif, not the image/png that "
+            "mime_type says\nhint: set mime_type to image/gif"
+        )
+        assert done.structured_content["error"]["type"] == "ContentBlockError"
+
+
+async def test_bytes_in_a_small_value_reach_structured_content(workspace: Path) -> None:
+    """As the model reads them ({bytes, base64}); the reply used to fail on non-UTF-8 bytes."""
+    async with Client(stdio(workspace)) as client:
+        done = await client.call_tool("fabric_exec", {"code": "return b'\\x89ab'"})
+        assert not done.is_error
+        assert done.structured_content["value"] == {"bytes": 3, "base64": "iWFi"}
 
 
 async def test_an_errors_structured_message_is_what_the_model_reads(workspace: Path) -> None:

@@ -1,0 +1,262 @@
+"""Content blocks: a result made of text, images, audio and embedded resources, declared once.
+
+A snippet returns content blocks as a list of dicts, each with a ``type`` naming a kind of
+block (:data:`BLOCK_TYPES`)::
+
+    [{"type": "text", "text": "the chart:"},
+     {"type": "image", "data": png_bytes, "mime_type": "image/png"}]
+
+The models below say what each kind takes, in either spelling (``mime_type`` or MCP's
+``mimeType``, ``_meta`` or ``meta``; ``data`` as bytes or MCP's base64 text), and the limits
+beside them bound what one result carries. They are the one source: the check of what a
+snippet returned (``_recognise.py``), the boundary, the MCP replies, the README's table
+(``python -m runtime._content_docs README.md``) and the ``fabric_exec`` description are made
+from them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    PlainSerializer,
+    Tag,
+)
+from pydantic_core import PydanticCustomError
+
+MIB = 1024 * 1024
+MAX_BLOCKS = 64
+"""The most content blocks one result may have."""
+MAX_MEDIUM_BYTES = 5 * MIB
+"""The most bytes one image, audio clip or blob may hold (decoded)."""
+MAX_MEDIA_BYTES = 10 * MIB
+"""The most bytes the media of one result may hold together."""
+IMAGE_TYPES: dict[str, tuple[bytes, ...]] = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),  # and "WEBP" at offset 8
+}
+"""The image types models read, each with the bytes its files start with."""
+AUDIO_TYPES: tuple[str, ...] = (
+    "audio/wav",
+    "audio/x-wav",
+    "audio/mpeg",
+    "audio/mp3",
+    "audio/ogg",
+    "audio/flac",
+    "audio/webm",
+    "audio/mp4",
+    "audio/aac",
+)
+"""The audio types a block may declare."""
+
+
+# -- the models -------------------------------------------------------------------------------
+
+
+def _bytes_or_base64(value: object) -> object:
+    """Media as bytes: bytes as they are, text as base64 (MCP's form), checked strictly."""
+    if isinstance(value, bytearray):
+        return bytes(value)
+    if isinstance(value, str):
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise PydanticCustomError("base64", "neither bytes nor base64 text") from None
+    return value
+
+
+def _as_base64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+Media = Annotated[
+    bytes, BeforeValidator(_bytes_or_base64), PlainSerializer(_as_base64, when_used="json")
+]
+"""Binary data: given as bytes or base64 text, held as bytes, written to JSON as base64."""
+
+
+def _spelled(*names: str) -> Any:
+    return Field(validation_alias=AliasChoices(*names))
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
+
+
+class BlockAnnotations(_Model):
+    """MCP's annotations of a block, forwarded to MCP clients (a test holds them to the
+    SDK's)."""
+
+    audience: list[Literal["user", "assistant"]] | None = None
+    """Who the block is for."""
+    priority: float | None = Field(None, ge=0.0, le=1.0)
+    """How much the block matters, 0 to 1."""
+    last_modified: str | None = Field(
+        None, validation_alias=AliasChoices("last_modified", "lastModified")
+    )
+    """ISO 8601 time the content was last changed."""
+
+
+class _Block(_Model):
+    annotations: BlockAnnotations | None = None
+    """MCP annotations, forwarded to MCP clients as they are."""
+    meta: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("_meta", "meta"))
+    """MCP's ``_meta``, forwarded as it is."""
+
+
+class TextBlock(_Block):
+    """Text the model reads. All text blocks of a result share one budget."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageBlock(_Block):
+    """An image the model sees at its place among the blocks."""
+
+    type: Literal["image"] = "image"
+    data: Media
+    """The encoded image (PNG bytes, say); over MCP, base64 text."""
+    mime_type: str = _spelled("mime_type", "mimeType")
+    """One of :data:`IMAGE_TYPES`; the bytes must be of that type."""
+
+
+class AudioBlock(_Block):
+    """An audio clip, kept at its place among the blocks."""
+
+    type: Literal["audio"] = "audio"
+    data: Media
+    """The encoded audio; over MCP, base64 text."""
+    mime_type: str = _spelled("mime_type", "mimeType")
+    """One of :data:`AUDIO_TYPES`."""
+
+
+class TextResource(_Model):
+    """An embedded resource's text: text the model reads, under the shared budget."""
+
+    uri: str = Field(min_length=1)
+    mime_type: str | None = Field(None, validation_alias=AliasChoices("mime_type", "mimeType"))
+    text: str
+    meta: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("_meta", "meta"))
+
+
+class BlobResource(_Model):
+    """An embedded resource's bytes: a medium, under the media caps."""
+
+    uri: str = Field(min_length=1)
+    mime_type: str | None = Field(None, validation_alias=AliasChoices("mime_type", "mimeType"))
+    blob: Media
+    """The bytes; over MCP, base64 text."""
+    meta: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("_meta", "meta"))
+
+
+def contents_kind(value: object) -> str | None:
+    """Which contents an embedded resource holds: ``blob`` or ``text``."""
+    if isinstance(value, BlobResource) or (isinstance(value, dict) and "blob" in value):
+        return "blob"
+    if isinstance(value, TextResource | dict):
+        return "text"
+    return None
+
+
+class ResourceBlock(_Block):
+    """An embedded resource (MCP's ``EmbeddedResource``): its ``text`` is text under the
+    shared budget, its ``blob`` a medium."""
+
+    type: Literal["resource"] = "resource"
+    resource: Annotated[
+        Annotated[TextResource, Tag("text")] | Annotated[BlobResource, Tag("blob")],
+        Discriminator(contents_kind),
+    ]
+
+
+ContentBlock = Annotated[
+    TextBlock | ImageBlock | AudioBlock | ResourceBlock, Field(discriminator="type")
+]
+"""One block of a result, as the model gets it."""
+MODELS: dict[str, type[_Block]] = {
+    "text": TextBlock,
+    "image": ImageBlock,
+    "audio": AudioBlock,
+    "resource": ResourceBlock,
+}
+"""Each kind of block and its model."""
+BLOCK_TYPES: tuple[str, ...] = tuple(MODELS)
+
+
+def spellings(model: type[BaseModel]) -> dict[str, str]:
+    """Every key ``model`` takes (each spelling), and the field it fills: ``type`` first,
+    MCP's ``annotations`` and ``_meta`` last."""
+    keys: dict[str, str] = {}
+    for name, info in sorted(model.model_fields.items(), key=_field_order):
+        keys[name] = name
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices):
+            keys.update({choice: name for choice in alias.choices if isinstance(choice, str)})
+    return keys
+
+
+def _field_order(item: tuple[str, Any]) -> int:
+    return {"type": 0, "annotations": 2, "meta": 3}.get(item[0], 1)
+
+
+# -- what a block holds ---------------------------------------------------------------------
+
+
+def text_of(block: ContentBlock) -> str | None:
+    """The text the model reads in ``block``; None for a medium."""
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ResourceBlock) and isinstance(block.resource, TextResource):
+        return block.resource.text
+    return None
+
+
+def media_bytes(block: ContentBlock) -> int:
+    """Bytes of the medium in ``block`` (0 for text)."""
+    if isinstance(block, ImageBlock | AudioBlock):
+        return len(block.data)
+    if isinstance(block, ResourceBlock) and isinstance(block.resource, BlobResource):
+        return len(block.resource.blob)
+    return 0
+
+
+def as_text(block: ContentBlock) -> str:
+    """``block`` as text: its text, or a line for a medium (``[image/png, 1234 bytes]``)."""
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, ImageBlock | AudioBlock):
+        return f"[{block.mime_type}, {len(block.data)} bytes]"
+    contents = block.resource
+    kind = f", {contents.mime_type}" if contents.mime_type else ""
+    if isinstance(contents, TextResource):
+        return f"[resource {contents.uri}{kind}]\n{contents.text}"
+    return f"[resource {contents.uri}{kind}, {len(contents.blob)} bytes]"
+
+
+def described(block: ContentBlock) -> dict[str, Any]:
+    """``block`` without its payload: its type, media type, uri and size in bytes."""
+    out: dict[str, Any] = {"type": block.type}
+    if isinstance(block, ImageBlock | AudioBlock):
+        out["mime_type"] = block.mime_type
+    elif isinstance(block, ResourceBlock):
+        out["uri"] = block.resource.uri
+        out["mime_type"] = block.resource.mime_type
+    text = text_of(block)
+    size = media_bytes(block) if text is None else len(text.encode("utf-8", "surrogatepass"))
+    return {**out, "bytes": size}
+
+
+def render_blocks(blocks: tuple[ContentBlock, ...]) -> str:
+    """The blocks as one text, one after the other (what a terminal shows)."""
+    return "\n".join(as_text(block) for block in blocks)
