@@ -76,7 +76,8 @@ def test_code_summaries() -> None:
 async def test_ctx_summarize_keeps_the_source_and_reports(fab: Fabric) -> None:
     done = (await fab.ctx.summarize(text=big_log("boom"), max_tokens=200)).data
     size = len(big_log("boom").encode())
-    assert done["tokens"] <= 200 and done["coverage"] == pytest.approx(512 * 1024 / size)
+    share = 512 * 1024 / size  # one page of the whole; within it, the lines shown or folded
+    assert done["tokens"] <= 200 and 0.9 * share < done["coverage"] <= share
     assert fab.boundary.store is not None
     assert fab.boundary.store.get_text(done["handle"]) == big_log("boom")
     pages = [done]
