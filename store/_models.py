@@ -76,8 +76,8 @@ class Chunk(BaseModel):
         return self.data.decode("utf-8", errors="replace")
 
 
-class SearchHit(BaseModel):
-    """A line of a stored payload that contains the query."""
+class ScanHit(BaseModel):
+    """A line of a stored payload that contains the scanned text."""
 
     model_config = _FROZEN
 
@@ -90,13 +90,13 @@ class SearchHit(BaseModel):
     """A short window of the line around the match; ``...`` marks cuts."""
 
 
-class SearchResult(BaseModel):
-    """Hits of a search and how much of the store it covered."""
+class ScanResult(BaseModel):
+    """Hits of a literal scan and how much of the store it covered."""
 
     model_config = _FROZEN
 
     query: str
-    hits: list[SearchHit]
+    hits: list[ScanHit]
     entries_scanned: int
     bytes_scanned: int
     complete: bool

@@ -27,7 +27,7 @@ from store._models import (
     ContentType,
     Entry,
     GcReport,
-    SearchResult,
+    ScanResult,
     Source,
     Usage,
 )
@@ -43,8 +43,8 @@ from store._names import (
     source_slug,
 )
 from store._payload import encode, make_source
+from store._scan import scan
 from store._schema import COLUMNS, MIGRATIONS, bury, to_datetime, to_entry
-from store._search import scan
 from store._sqlite import Database
 
 DAY_MS = 24 * 3600 * 1000
@@ -276,7 +276,7 @@ class Store:
 
     def iter_bytes(self, ref: str) -> Iterator[bytes]:
         """The content in pieces of 4 MiB, read ahead in a thread, every 64 KiB chunk checked
-        against its CRC32: the way to scan a large entry (``search`` and queries use it)."""
+        against its CRC32: the way to read a large entry whole (``scan`` and queries use it)."""
         entry = self.stat(ref)
         with self._db.read() as conn:
             row = conn.execute("SELECT crcs, chunks FROM blobs WHERE sha256 = ?", (entry.sha256,))
@@ -310,26 +310,28 @@ class Store:
             self._remove(entry, "missing")
         return [e for e in entries if e not in dangling]
 
-    def search(
+    def scan(
         self,
-        query: str,
+        text: str,
         *,
         handle: str | None = None,
         max_hits: int = 20,
         max_bytes: int = 256 * 1024 * 1024,
         window: int = 120,
-    ) -> SearchResult:
-        """Lines of live payloads that contain ``query`` (case-insensitive, literal text).
+    ) -> ScanResult:
+        """Lines of live payloads that contain ``text`` (case-insensitive, literal), read byte
+        by byte: text inside words, punctuation, past the indexed head (``search`` matches
+        words in the index instead).
 
         Scans the most recently accessed entries first, or only ``handle``; stops after
         ``max_hits`` hits or ``max_bytes`` bytes read, and says whether it covered everything.
         """
-        if not isinstance(query, str) or not query.strip() or len(query) > 1000:
-            raise InvalidRequest("a search query must be non-empty text of at most 1000 characters")
+        if not isinstance(text, str) or not text.strip() or len(text) > 1000:
+            raise InvalidRequest("the text to scan for must be non-empty, at most 1000 characters")
         if max_hits < 1 or max_bytes < 1 or not 20 <= window <= 2000:
             raise InvalidRequest("max_hits and max_bytes must be >= 1, window 20 to 2000")
         entries = iter([self.stat(handle)]) if handle is not None else self._searchable()
-        return scan(self, query, entries, max_hits=max_hits, max_bytes=max_bytes, window=window)
+        return scan(self, text, entries, max_hits=max_hits, max_bytes=max_bytes, window=window)
 
     def usage(self) -> Usage:
         with self._db.read() as conn:
@@ -446,7 +448,7 @@ class Store:
 
     def _searchable(self) -> Iterator[Entry]:
         """Live text entries, most recently used first, fetched a page at a time so that a
-        search that stops early never loads the whole index."""
+        scan that stops early never loads the whole index."""
         self._expire()
         last: tuple[int, str] = (2**62, "")
         while True:

@@ -27,7 +27,7 @@ def test_a_format_1_store_is_upgraded_and_still_streams(tmp_path: Path) -> None:
         conn.execute("PRAGMA user_version = 1")
     with Store(tmp_path) as store:
         assert b"".join(store.iter_bytes(handle)) == payload
-        assert store.search("zzz-not-there").hits == []
+        assert store.scan("zzz-not-there").hits == []
         assert store.check(verify=True).ok
     with sqlite3.connect(index(tmp_path)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 2

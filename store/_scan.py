@@ -1,4 +1,10 @@
-"""A bounded scan of stored payloads for a literal, case-insensitive query."""
+"""A bounded scan of stored payloads for a literal, case-insensitive text (``Store.scan``).
+
+It reads every byte it covers, so it finds what the full-text index cannot: text inside words,
+punctuation, and anything past the indexed head of a large payload. ``Store.search`` answers
+by words from the index instead, ranked and fast; the two are different questions, not two
+engines for one (``fabric store search`` is this scan, ``fabric search`` the index).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from store._errors import IntegrityError, NotFound
-from store._models import Entry, SearchHit, SearchResult
+from store._models import Entry, ScanHit, ScanResult
 
 if TYPE_CHECKING:
     from store._store import Store
@@ -21,9 +27,9 @@ def scan(
     max_hits: int,
     max_bytes: int,
     window: int,
-) -> SearchResult:
+) -> ScanResult:
     needle = query.lower()
-    hits: list[SearchHit] = []
+    hits: list[ScanHit] = []
     unreadable: list[str] = []
     scanned = read = 0
     complete = True
@@ -48,7 +54,7 @@ def scan(
         read += pieces.bytes
         if pieces.bytes < entry.bytes:
             complete = False
-    return SearchResult(
+    return ScanResult(
         query=query,
         hits=hits,
         entries_scanned=scanned,
@@ -90,11 +96,11 @@ def _lines(pieces: Iterable[bytes]) -> Iterator[tuple[int, str]]:
         yield number + 1, carry.rstrip("\r")
 
 
-def _hit(handle: str, number: int, column: int, line: str, width: int, window: int) -> SearchHit:
+def _hit(handle: str, number: int, column: int, line: str, width: int, window: int) -> ScanHit:
     start = max(0, min(column - (window - width) // 2, len(line) - window))
     text = line[start : start + window]
     if start > 0:
         text = "..." + text
     if start + window < len(line):
         text += "..."
-    return SearchHit(handle=handle, line=number, column=column + 1, text=text)
+    return ScanHit(handle=handle, line=number, column=column + 1, text=text)
