@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import sqlite3
@@ -12,7 +11,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
-from store import _upkeep
+from store import _fulltext, _search, _upkeep
 from store._blobs import CHUNK, DIGEST, BlobFiles, digests, ensure_dir, ensure_private_dir
 from store._errors import (
     BudgetExceeded,
@@ -28,7 +27,8 @@ from store._models import (
     Entry,
     GcReport,
     ScanResult,
-    Source,
+    SearchMatch,
+    SearchResult,
     Usage,
 )
 from store._names import (
@@ -44,7 +44,7 @@ from store._names import (
 )
 from store._payload import encode, make_source
 from store._scan import scan
-from store._schema import COLUMNS, MIGRATIONS, bury, to_datetime, to_entry
+from store._schema import COLUMNS, MIGRATIONS, bury, not_found, to_entry
 from store._sqlite import Database
 
 DAY_MS = 24 * 3600 * 1000
@@ -187,6 +187,8 @@ class Store:
                 ),
             )
             conn.execute("DELETE FROM gone WHERE handle = ?", (handle,))
+            if ctype != "bytes":
+                _fulltext.index(conn, sha, payload)
             _upkeep.expire(conn, self._blobs, now, limit=1000)
             _upkeep.evict(conn, self._blobs, self.max_bytes, now, keep=handle)
             row = conn.execute(f"SELECT {COLUMNS} FROM entries WHERE handle = ?", (handle,))
@@ -333,6 +335,31 @@ class Store:
         entries = iter([self.stat(handle)]) if handle is not None else self._searchable()
         return scan(self, text, entries, max_hits=max_hits, max_bytes=max_bytes, window=window)
 
+    def search(self, query: str, *, limit: int = 10, match: SearchMatch = "all") -> SearchResult:
+        """Live entries whose text matches ``query`` by words, best first (BM25), each with
+        where: the match's byte offset and line, and the line around it.
+
+        The first ``INDEXED_BYTES`` (1 MiB) of every text, JSON and YAML payload are searched;
+        ``match`` says how the query is read (``_search`` has the syntax). ``scan`` finds a
+        literal text byte by byte instead. Payloads of an older store are indexed a batch per
+        search (``pending`` says how many wait) or all at once by ``gc``.
+        """
+        _search.check(query, limit, match)
+        self._expire()
+        self._index_queued(whole=False)
+        while True:
+            with self._db.read() as conn:
+                found, total = _search.search(conn, query, match, limit, self._now())
+                pending = _fulltext.pending(conn)
+            dangling = [e for e, _ in found if not self._blobs.present(e.sha256, e.bytes)]
+            for entry in dangling:  # each round buries one at least, so this ends
+                self._remove(entry, "missing")
+            if not dangling:
+                hits = [hit for _, hit in found]
+                return SearchResult(
+                    query=query, match=match, hits=hits, total=total, pending=pending
+                )
+
     def usage(self) -> Usage:
         with self._db.read() as conn:
             (entries,) = conn.execute("SELECT count(*) FROM entries").fetchone()
@@ -346,11 +373,13 @@ class Store:
     def gc(self, *, verify: bool = False, temp_grace_s: float = 3600.0) -> GcReport:
         """Expire, evict to budget, drop dangling rows and orphan files, and with ``verify``
         re-hash every blob, moving corrupt ones aside. Temporary files of writes are removed
-        once older than ``temp_grace_s`` (a write may still be in progress before that)."""
+        once older than ``temp_grace_s`` (a write may still be in progress before that).
+        Payloads still waiting for the full-text index are indexed, all of them."""
         with self._db.write() as conn:
-            return _upkeep.collect(
+            report = _upkeep.collect(
                 conn, self._blobs, self.max_bytes, self._now(), verify, temp_grace_s
             )
+        return report.model_copy(update={"indexed": self._index_queued(whole=True)})
 
     def check(self, *, verify: bool = False) -> CheckReport:
         """How consistent index and blobs are, changing nothing."""
@@ -377,35 +406,7 @@ class Store:
         return entry
 
     def _not_found(self, conn: sqlite3.Connection, ref: str) -> NotFound:
-        row = conn.execute("SELECT reason, at, tool, args FROM gone WHERE handle = ?", (ref,))
-        gone = row.fetchone()
-        if gone is not None:
-            reason, at, tool, args = gone
-            source = str(Source(tool=tool, args=json.loads(args)))
-            when = to_datetime(at).strftime("%Y-%m-%d %H:%M UTC")
-            why = {
-                "expired": f"expired on {when} (entries live {self.ttl_ms // 3_600_000} hours)",
-                "evicted": f"was evicted on {when} to keep the store under {self.max_bytes} bytes",
-                "deleted": f"was deleted on {when}",
-                "cleared": f"was removed when the store was cleared on {when}",
-                "corrupt": f"was removed on {when} because its bytes were corrupt on disk",
-                "missing": f"lost its data on {when} (the file was removed outside Fabric)",
-            }.get(reason, f"is gone ({reason})")
-            return NotFound(
-                f"{ref} {why}. To get the data again, run {source} again.",
-                ref=ref,
-                reason=reason,
-                source=source,
-            )
-        recent = conn.execute("SELECT handle FROM entries ORDER BY accessed DESC LIMIT 2000")
-        close = difflib.get_close_matches(ref, [h for (h,) in recent], n=1, cutoff=0.75)
-        hint = f" Did you mean {close[0]}?" if close else ""
-        return NotFound(
-            f"no entry {ref} in this store.{hint} List live handles with `fabric store list`; "
-            "if the data was never stored here, run the call that produces it.",
-            ref=ref,
-            reason="unknown",
-        )
+        return not_found(conn, ref, ttl_ms=self.ttl_ms, max_bytes=self.max_bytes)
 
     def _remove(self, entry: Entry, reason: str) -> NotFound:
         """Bury an entry found expired or dangling; return the error that explains it."""
@@ -433,6 +434,19 @@ class Store:
             bury(conn, handles, "corrupt", self._now())
             conn.execute("DELETE FROM blobs WHERE sha256 = ?", (sha,))
             self._blobs.quarantine(sha)
+
+    def _index_queued(self, *, whole: bool) -> int:
+        """Index payloads queued by the migration: one batch of BACKFILL_BYTES, or all of them
+        (a transaction per batch, so writers get their turn); return how many."""
+        done = 0
+        while True:
+            with self._db.read() as conn:
+                if not _fulltext.queued(conn):
+                    return done
+            with self._db.write() as conn:
+                done += _fulltext.backfill(conn, self._blobs, _fulltext.BACKFILL_BYTES)
+            if not whole:
+                return done
 
     def _touch(self, handle: str) -> None:
         with self._db.write() as conn:

@@ -1,0 +1,101 @@
+"""The full-text index follows the entries: however an entry goes (deleted, expired, evicted,
+found dangling or corrupt, cleared), it is never found again and its rows leave the index."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from store import IntegrityError, NotFound, Store
+
+from .conftest import Clock
+
+WORD = "kookaburra"
+
+
+def index_rows(root: Path) -> tuple[int, int]:
+    """(documents, passages) in the index: what removal must leave behind."""
+    with sqlite3.connect(root / ".fabric" / "store" / "index.db") as conn:
+        docs = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
+        passages = conn.execute("SELECT count(*) FROM search_text").fetchone()[0]
+    return docs, passages
+
+
+def test_a_deleted_entry_is_never_found(store: Store, tmp_path: Path) -> None:
+    entry = store.put(f"a {WORD} calls")
+    assert store.search(WORD).total == 1 and index_rows(tmp_path) == (1, 1)
+    store.delete(entry.handle)
+    assert store.search(WORD).total == 0 and index_rows(tmp_path) == (0, 0)
+
+
+def test_an_expired_entry_is_never_found(tmp_path: Path, clock: Clock) -> None:
+    with Store(tmp_path, ttl_ms=60_000, clock=clock) as store:
+        store.put(f"a {WORD} calls")
+        clock.advance(61)
+        found = store.search(WORD)
+        assert found.hits == [] and found.total == 0 and index_rows(tmp_path) == (0, 0)
+
+
+def test_an_evicted_entry_is_never_found(tmp_path: Path) -> None:
+    with Store(tmp_path, max_bytes=100) as store:
+        store.put(f"an old {WORD} entry")
+        newer = store.put("n" * 90)
+        assert store.search(WORD).total == 0 and index_rows(tmp_path) == (1, 1)
+        assert [h.handle for h in store.search("n" * 90).hits] == [newer.handle]
+
+
+def test_an_entry_whose_file_vanished_is_never_found(store: Store, tmp_path: Path) -> None:
+    """The search checks its hits' files, like a listing: one removed outside Fabric is buried
+    as missing and left out, and the search answers with the others."""
+    gone = store.put(f"first {WORD}")
+    kept = store.put(f"second {WORD}")
+    store.blob_path(gone.handle).unlink()
+    found = store.search(WORD)
+    assert [h.handle for h in found.hits] == [kept.handle] and found.total == 1
+    with pytest.raises(NotFound) as caught:
+        store.stat(gone.handle)
+    assert caught.value.reason == "missing" and index_rows(tmp_path) == (1, 1)
+
+
+def test_gc_drops_a_dangling_entry_from_the_index(store: Store, tmp_path: Path) -> None:
+    entry = store.put(f"a {WORD} calls")
+    store.blob_path(entry.handle).unlink()
+    assert store.gc().dangling == 1
+    assert index_rows(tmp_path) == (0, 0) and store.search(WORD).total == 0
+
+
+def test_a_corrupt_payload_leaves_the_index(store: Store) -> None:
+    entry = store.put(f"a {WORD} calls")
+    path = store.blob_path(entry.handle)
+    path.write_bytes(b"b" + path.read_bytes()[1:])
+    with pytest.raises(IntegrityError):
+        store.get(entry.handle)
+    assert store.search(WORD).total == 0
+
+
+def test_clear_empties_the_index(store: Store, tmp_path: Path) -> None:
+    for i in range(50):
+        store.put(f"entry {i} about a {WORD}")
+    assert store.search(WORD).total == 50
+    assert store.clear() == 50
+    assert store.search(WORD).total == 0 and index_rows(tmp_path) == (0, 0)
+
+
+def test_a_payload_stored_again_is_found_again(store: Store) -> None:
+    """Its rows went with its blob; putting the same bytes again indexes them again."""
+    first = store.put(f"a {WORD} calls", key="bird")
+    store.delete("bird")
+    again = store.put(f"a {WORD} calls", key="bird")
+    assert first.sha256 == again.sha256
+    assert [h.key for h in store.search(WORD).hits] == ["bird"]
+
+
+def test_bytes_stored_again_as_text_become_searchable(store: Store) -> None:
+    """The same bytes as a binary entry and a text entry: indexed once the text one exists,
+    and only the text entry is a hit."""
+    store.put(f"a {WORD} calls".encode(), content_type="bytes", key="raw")
+    assert store.search(WORD).total == 0
+    store.put(f"a {WORD} calls", key="text")
+    assert [h.key for h in store.search(WORD).hits] == ["text"]
