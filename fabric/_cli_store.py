@@ -40,6 +40,11 @@ def add_parser(commands: Any) -> None:
         "find the lines of stored payloads that contain a literal text, reading every byte "
         "(`fabric search` asks the ranked word index instead)",
     )
+    search.description = (
+        "Find the lines of stored payloads that contain a literal text, case-insensitively, "
+        "reading every byte: text inside words, punctuation, past the indexed head of a large "
+        "payload. `fabric search` finds whole words in the full-text index, ranked (BM25)."
+    )
     search.add_argument("query", help="literal text, matched case-insensitively")
     search.add_argument("--handle", help="search only this handle")
     search.add_argument("--max-hits", type=int, default=20)
