@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import sqlite3
+import zlib
 from datetime import UTC, datetime
 from typing import Any
 
@@ -57,21 +58,42 @@ CREATE TRIGGER blobs_removed AFTER DELETE ON blobs BEGIN
 END;
 """
 PASSAGES = 4096
-"""Rows of ``search_text`` a payload may have: passage ``n`` of document ``id`` is row
-``id * PASSAGES + n``. Part of format 3: changing it needs a migration."""
+"""Passages a payload may have: passage ``n`` of document ``id`` is row ``id * PASSAGES + n``.
+Part of format 3: changing it needs a migration."""
+INFLATE = "search_inflate"
+"""The SQL function that decompresses a passage's text (``inflate``): every connection to the
+index has it, and one without it cannot delete a passage (its words could not be taken out
+of the index), so it fails instead of leaving stale words behind."""
+
+
+def inflate(z: bytes) -> str:
+    return zlib.decompress(z).decode()
+
+
 SEARCH = f"""
 CREATE TABLE search_docs (
     id INTEGER PRIMARY KEY,
     sha256 TEXT NOT NULL UNIQUE REFERENCES blobs (sha256),
     indexed INTEGER NOT NULL
 );
+CREATE TABLE search_passages (
+    id INTEGER PRIMARY KEY,
+    z BLOB NOT NULL,
+    start INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    line_start INTEGER NOT NULL
+);
+CREATE VIEW search_passage_text AS SELECT id, {INFLATE}(z) AS text FROM search_passages;
 CREATE VIRTUAL TABLE search_text USING fts5 (
-    text, start UNINDEXED, line UNINDEXED, line_start UNINDEXED, tokenize = 'unicode61'
+    text, content = 'search_passage_text', content_rowid = 'id', tokenize = 'unicode61'
 );
 CREATE TABLE search_queue (sha256 TEXT PRIMARY KEY);
+CREATE TRIGGER search_passages_removed AFTER DELETE ON search_passages BEGIN
+    INSERT INTO search_text (search_text, rowid, text) VALUES ('delete', old.id, {INFLATE}(old.z));
+END;
 CREATE TRIGGER search_docs_removed AFTER DELETE ON search_docs BEGIN
-    DELETE FROM search_text
-        WHERE rowid BETWEEN old.id * {PASSAGES} AND old.id * {PASSAGES} + {PASSAGES - 1};
+    DELETE FROM search_passages
+        WHERE id BETWEEN old.id * {PASSAGES} AND old.id * {PASSAGES} + {PASSAGES - 1};
 END;
 CREATE TRIGGER blobs_unsearchable AFTER DELETE ON blobs BEGIN
     DELETE FROM search_docs WHERE sha256 = old.sha256;
@@ -81,9 +103,11 @@ INSERT INTO search_queue SELECT sha256 FROM blobs WHERE EXISTS (
     SELECT 1 FROM entries WHERE entries.sha256 = blobs.sha256 AND content_type != 'bytes'
 );
 """
-"""Format 3: the full-text index (see ``_fulltext``). A text blob is a ``search_docs`` row and
-its passages are rows of ``search_text`` numbered ``id * PASSAGES + n``; a blob's rows go
-with it. Blobs stored before are queued, not read: opening an older store only runs this SQL."""
+"""Format 3: the full-text index (see ``_fulltext``). A text blob is a ``search_docs`` row;
+its passages are ``search_passages`` rows numbered ``id * PASSAGES + n``, their text kept
+zlib-compressed, and ``search_text`` indexes their words, reading the text back through a view
+when it needs it (``highlight()``, deleting a row's words). A blob's rows go with it. Blobs
+stored before are queued, not read: opening an older store only runs this SQL."""
 MIGRATIONS = (
     SCHEMA,
     # Format 2: CRC32s cover 4 MiB pieces instead of 64 KiB chunks. Older CRCs are dropped;

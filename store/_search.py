@@ -42,16 +42,25 @@ WITH best AS (
     SELECT rowid / {PASSAGES} AS doc, rowid AS passage, min(rank) AS score
     FROM search_text WHERE search_text MATCH ?1 GROUP BY doc
 )
-SELECT {", ".join("e." + c for c in COLUMNS.split(", "))}, best.passage, best.score, d.indexed,
-    count(*) OVER ()
+SELECT {", ".join("e." + c for c in COLUMNS.split(", "))}, best.passage, best.score, d.indexed
 FROM best JOIN search_docs AS d ON d.id = best.doc JOIN entries AS e ON e.sha256 = d.sha256
 WHERE e.expires > ?2 AND e.content_type != 'bytes'
 ORDER BY best.score, e.accessed DESC, e.handle
 LIMIT ?3
 """
-_PLACE = (
-    "SELECT highlight(search_text, 0, char(1), char(2)), start, line, line_start "
-    "FROM search_text WHERE search_text MATCH ? AND rowid = ?"
+_COUNT = f"""
+SELECT count(*) FROM (
+    SELECT DISTINCT rowid / {PASSAGES} AS doc FROM search_text WHERE search_text MATCH ?1
+) AS matched
+JOIN search_docs AS d ON d.id = matched.doc JOIN entries AS e ON e.sha256 = d.sha256
+WHERE e.expires > ?2 AND e.content_type != 'bytes'
+"""
+"""How many live entries match: no ranking, so counting is cheap (a window count over the
+ranked rows would cost as much as ranking them)."""
+_PLACES = (
+    "SELECT p.id, highlight(search_text, 0, char(1), char(2)), p.start, p.line, p.line_start "
+    "FROM search_text JOIN search_passages AS p ON p.id = search_text.rowid "
+    "WHERE search_text MATCH ? AND search_text.rowid IN ({})"
 )
 
 
@@ -93,16 +102,12 @@ def search(
     """The best ``limit`` live entries matching ``query``, each with its hit, and how many
     live entries match in all."""
     fts = expression(query, match)
-    found: list[tuple[Entry, SearchHit]] = []
-    places: dict[int, _Place] = {}
     try:
         rows = conn.execute(_BEST, (fts, now, limit)).fetchall()
-        for row in rows:
-            entry = to_entry(row[:-4])
-            passage, score, indexed = row[-4:-1]
-            if passage not in places:
-                places[passage] = _place(conn, fts, passage, entry.bytes)
-            found.append((entry, _hit(entry, places[passage], -score, indexed)))
+        total = conn.execute(_COUNT, (fts, now)).fetchone()[0] if len(rows) == limit else len(rows)
+        passages = sorted({row[-3] for row in rows})
+        marked = conn.execute(_PLACES.format(",".join("?" * len(passages))), (fts, *passages))
+        places = {passage: rest for passage, *rest in marked}
     except sqlite3.OperationalError as exc:
         if match != "fts5" or exc.sqlite_errorcode != _SQLITE_ERROR:
             raise
@@ -111,7 +116,13 @@ def search(
             'match="fts5" it is read as FTS5 syntax. Use match="all" to search for the words '
             "as typed"
         ) from None
-    return found, rows[0][-1] if rows else 0
+    found = []
+    for row in rows:
+        entry = to_entry(row[:-3])
+        passage, score, indexed = row[-3:]
+        place = _place(*places[passage], size=entry.bytes)
+        found.append((entry, _hit(entry, place, -score, indexed)))
+    return found, total
 
 
 class _Place(NamedTuple):
@@ -138,10 +149,9 @@ def _hit(entry: Entry, place: _Place, score: float, indexed: int) -> SearchHit:
     )
 
 
-def _place(conn: sqlite3.Connection, fts: str, passage: int, size: int) -> _Place:
-    """Where the first match of ``passage`` (of a payload of ``size`` bytes) is, and its
-    line."""
-    marked, start, line, line_start = conn.execute(_PLACE, (fts, passage)).fetchone()
+def _place(marked: str, start: int, line: int, line_start: int, *, size: int) -> _Place:
+    """Where the first match of a passage (``marked`` by highlight(), of a payload of ``size``
+    bytes) is, and its line."""
     at = marked.find(_OPEN)
     if at < 0:  # FTS5 matched the passage without marking a phrase in it: show its start
         at, end = 0, 0

@@ -21,7 +21,8 @@ def to_format_2(root: Path) -> None:
     conn = sqlite3.connect(index(root))
     with conn:
         conn.execute("DROP TRIGGER blobs_unsearchable")
-        for table in ("search_text", "search_docs", "search_queue"):
+        conn.execute("DROP VIEW search_passage_text")
+        for table in ("search_text", "search_passages", "search_docs", "search_queue"):
             conn.execute(f"DROP TABLE {table}")
         conn.execute("PRAGMA user_version = 2")
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

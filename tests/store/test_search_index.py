@@ -15,19 +15,25 @@ from .conftest import Clock
 WORD = "kookaburra"
 
 
-def index_rows(root: Path) -> tuple[int, int]:
-    """(documents, passages) in the index: what removal must leave behind."""
-    with sqlite3.connect(root / ".fabric" / "store" / "index.db") as conn:
+def index_rows(root: Path) -> tuple[int, int, int]:
+    """(documents, passages, passages whose words hold WORD) in the index, the last as FTS5's
+    own vocabulary of it counts them: what a removal must leave behind."""
+    conn = sqlite3.connect(root / ".fabric" / "store" / "index.db")
+    try:
         docs = conn.execute("SELECT count(*) FROM search_docs").fetchone()[0]
-        passages = conn.execute("SELECT count(*) FROM search_text").fetchone()[0]
-    return docs, passages
+        passages = conn.execute("SELECT count(*) FROM search_passages").fetchone()[0]
+        conn.execute("CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, search_text, row)")
+        row = conn.execute("SELECT doc FROM temp.words WHERE term = ?", (WORD,)).fetchone()
+    finally:
+        conn.close()
+    return docs, passages, row[0] if row else 0
 
 
 def test_a_deleted_entry_is_never_found(store: Store, tmp_path: Path) -> None:
     entry = store.put(f"a {WORD} calls")
-    assert store.search(WORD).total == 1 and index_rows(tmp_path) == (1, 1)
+    assert store.search(WORD).total == 1 and index_rows(tmp_path) == (1, 1, 1)
     store.delete(entry.handle)
-    assert store.search(WORD).total == 0 and index_rows(tmp_path) == (0, 0)
+    assert store.search(WORD).total == 0 and index_rows(tmp_path) == (0, 0, 0)
 
 
 def test_an_expired_entry_is_never_found(tmp_path: Path, clock: Clock) -> None:
@@ -35,14 +41,14 @@ def test_an_expired_entry_is_never_found(tmp_path: Path, clock: Clock) -> None:
         store.put(f"a {WORD} calls")
         clock.advance(61)
         found = store.search(WORD)
-        assert found.hits == [] and found.total == 0 and index_rows(tmp_path) == (0, 0)
+        assert found.hits == [] and found.total == 0 and index_rows(tmp_path) == (0, 0, 0)
 
 
 def test_an_evicted_entry_is_never_found(tmp_path: Path) -> None:
     with Store(tmp_path, max_bytes=100) as store:
         store.put(f"an old {WORD} entry")
         newer = store.put("n" * 90)
-        assert store.search(WORD).total == 0 and index_rows(tmp_path) == (1, 1)
+        assert store.search(WORD).total == 0 and index_rows(tmp_path) == (1, 1, 0)
         assert [h.handle for h in store.search("n" * 90).hits] == [newer.handle]
 
 
@@ -56,14 +62,14 @@ def test_an_entry_whose_file_vanished_is_never_found(store: Store, tmp_path: Pat
     assert [h.handle for h in found.hits] == [kept.handle] and found.total == 1
     with pytest.raises(NotFound) as caught:
         store.stat(gone.handle)
-    assert caught.value.reason == "missing" and index_rows(tmp_path) == (1, 1)
+    assert caught.value.reason == "missing" and index_rows(tmp_path) == (1, 1, 1)
 
 
 def test_gc_drops_a_dangling_entry_from_the_index(store: Store, tmp_path: Path) -> None:
     entry = store.put(f"a {WORD} calls")
     store.blob_path(entry.handle).unlink()
     assert store.gc().dangling == 1
-    assert index_rows(tmp_path) == (0, 0) and store.search(WORD).total == 0
+    assert index_rows(tmp_path) == (0, 0, 0) and store.search(WORD).total == 0
 
 
 def test_a_corrupt_payload_leaves_the_index(store: Store) -> None:
@@ -80,7 +86,7 @@ def test_clear_empties_the_index(store: Store, tmp_path: Path) -> None:
         store.put(f"entry {i} about a {WORD}")
     assert store.search(WORD).total == 50
     assert store.clear() == 50
-    assert store.search(WORD).total == 0 and index_rows(tmp_path) == (0, 0)
+    assert store.search(WORD).total == 0 and index_rows(tmp_path) == (0, 0, 0)
 
 
 def test_a_payload_stored_again_is_found_again(store: Store) -> None:
