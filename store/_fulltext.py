@@ -163,3 +163,26 @@ def pending(conn: sqlite3.Connection) -> int:
 def queued(conn: sqlite3.Connection) -> bool:
     """Whether any payload waits to be indexed (cheaper than counting them)."""
     return conn.execute(f"SELECT 1 {_QUEUED} LIMIT 1").fetchone() is not None
+
+
+_STRAYS = (
+    # words of passages that are gone, passages whose words are not in the index
+    "SELECT 1 FROM search_text_docsize WHERE id NOT IN (SELECT id FROM search_passages)",
+    "SELECT 1 FROM search_passages WHERE id NOT IN (SELECT id FROM search_text_docsize)",
+    # passages of no document, documents of no blob
+    f"SELECT 1 FROM search_passages WHERE id / {PASSAGES} NOT IN (SELECT id FROM search_docs)",
+    "SELECT 1 FROM search_docs WHERE sha256 NOT IN (SELECT sha256 FROM blobs)",
+)
+
+
+def consistent(conn: sqlite3.Connection) -> bool:
+    """Whether the full-text index holds the words of exactly the passages there are, each of
+    a document, each of a blob (``_docsize`` has a row for each passage FTS5 holds), and FTS5
+    finds its own structure sound."""
+    try:
+        conn.execute("INSERT INTO search_text (search_text) VALUES ('integrity-check')")
+    except sqlite3.DatabaseError as exc:
+        if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_CORRUPT:
+            raise
+        return False
+    return not any(conn.execute(f"{query} LIMIT 1").fetchone() for query in _STRAYS)

@@ -207,10 +207,13 @@ class CheckReport(BaseModel):
     temp_files: int
     corrupt: list[str]
     """sha256 of blobs whose bytes fail their hash (checked only with ``verify=True``)."""
+    search_index_ok: bool = True
+    """Whether the full-text index holds exactly the words of what it indexes (checked only
+    with ``verify=True``)."""
 
     @property
     def ok(self) -> bool:
-        return not (
+        return self.search_index_ok and not (
             self.rows_without_blob or self.orphan_blobs or self.unreferenced or self.corrupt
         )
 

@@ -88,7 +88,8 @@ CREATE VIRTUAL TABLE search_text USING fts5 (
     text, content = 'search_passage_text', content_rowid = 'id', tokenize = 'unicode61'
 );
 CREATE TABLE search_queue (sha256 TEXT PRIMARY KEY);
-CREATE TRIGGER search_passages_removed AFTER DELETE ON search_passages BEGIN
+CREATE TRIGGER search_passages_removed AFTER DELETE ON search_passages
+    WHEN EXISTS (SELECT 1 FROM search_text_docsize WHERE id = old.id) BEGIN
     INSERT INTO search_text (search_text, rowid, text) VALUES ('delete', old.id, {INFLATE}(old.z));
 END;
 CREATE TRIGGER search_docs_removed AFTER DELETE ON search_docs BEGIN
@@ -106,8 +107,10 @@ INSERT INTO search_queue SELECT sha256 FROM blobs WHERE EXISTS (
 """Format 3: the full-text index (see ``_fulltext``). A text blob is a ``search_docs`` row;
 its passages are ``search_passages`` rows numbered ``id * PASSAGES + n``, their text kept
 zlib-compressed, and ``search_text`` indexes their words, reading the text back through a view
-when it needs it (``highlight()``, deleting a row's words). A blob's rows go with it. Blobs
-stored before are queued, not read: opening an older store only runs this SQL."""
+when it needs it (``highlight()``). A blob's rows go with it, a passage's words with the
+passage when the index holds them (``_docsize`` has a row for each passage it holds; after
+``'delete-all'``, which ``clear`` uses, it holds none). Blobs stored before are queued, not
+read: opening an older store only runs this SQL."""
 MIGRATIONS = (
     SCHEMA,
     # Format 2: CRC32s cover 4 MiB pieces instead of 64 KiB chunks. Older CRCs are dropped;

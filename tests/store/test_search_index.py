@@ -34,6 +34,7 @@ def test_a_deleted_entry_is_never_found(store: Store, tmp_path: Path) -> None:
     assert store.search(WORD).total == 1 and index_rows(tmp_path) == (1, 1, 1)
     store.delete(entry.handle)
     assert store.search(WORD).total == 0 and index_rows(tmp_path) == (0, 0, 0)
+    assert store.check(verify=True).ok
 
 
 def test_an_expired_entry_is_never_found(tmp_path: Path, clock: Clock) -> None:
@@ -42,6 +43,7 @@ def test_an_expired_entry_is_never_found(tmp_path: Path, clock: Clock) -> None:
         clock.advance(61)
         found = store.search(WORD)
         assert found.hits == [] and found.total == 0 and index_rows(tmp_path) == (0, 0, 0)
+        assert store.check(verify=True).ok
 
 
 def test_an_evicted_entry_is_never_found(tmp_path: Path) -> None:
@@ -50,6 +52,7 @@ def test_an_evicted_entry_is_never_found(tmp_path: Path) -> None:
         newer = store.put("n" * 90)
         assert store.search(WORD).total == 0 and index_rows(tmp_path) == (1, 1, 0)
         assert [h.handle for h in store.search("n" * 90).hits] == [newer.handle]
+        assert store.check(verify=True).ok
 
 
 def test_an_entry_whose_file_vanished_is_never_found(store: Store, tmp_path: Path) -> None:
@@ -70,6 +73,7 @@ def test_gc_drops_a_dangling_entry_from_the_index(store: Store, tmp_path: Path) 
     store.blob_path(entry.handle).unlink()
     assert store.gc().dangling == 1
     assert index_rows(tmp_path) == (0, 0, 0) and store.search(WORD).total == 0
+    assert store.check(verify=True).ok
 
 
 def test_a_corrupt_payload_leaves_the_index(store: Store) -> None:
@@ -78,15 +82,20 @@ def test_a_corrupt_payload_leaves_the_index(store: Store) -> None:
     path.write_bytes(b"b" + path.read_bytes()[1:])
     with pytest.raises(IntegrityError):
         store.get(entry.handle)
-    assert store.search(WORD).total == 0
+    assert store.search(WORD).total == 0 and store.check(verify=True).ok
 
 
 def test_clear_empties_the_index(store: Store, tmp_path: Path) -> None:
+    """At once (FTS5's delete-all), not passage by passage; the index then works afresh."""
     for i in range(50):
         store.put(f"entry {i} about a {WORD}")
     assert store.search(WORD).total == 50
     assert store.clear() == 50
     assert store.search(WORD).total == 0 and index_rows(tmp_path) == (0, 0, 0)
+    assert store.check(verify=True).ok
+    again = store.put(f"after the clear, a {WORD}")
+    assert [h.handle for h in store.search(WORD).hits] == [again.handle]
+    assert store.check(verify=True).ok
 
 
 def test_a_payload_stored_again_is_found_again(store: Store) -> None:
@@ -105,3 +114,18 @@ def test_bytes_stored_again_as_text_become_searchable(store: Store) -> None:
     assert store.search(WORD).total == 0
     store.put(f"a {WORD} calls", key="text")
     assert [h.key for h in store.search(WORD).hits] == ["text"]
+
+
+def test_check_finds_words_left_behind_by_a_passage_removed_outside_fabric(
+    store: Store, tmp_path: Path
+) -> None:
+    """check(verify=True) compares the index with what it indexes: a passage deleted without
+    its words taken out (its trigger dropped by hand) makes it report the index inconsistent."""
+    store.put(f"a {WORD} calls")
+    assert store.check(verify=True).search_index_ok
+    with sqlite3.connect(tmp_path / ".fabric" / "store" / "index.db") as conn:
+        conn.execute("DROP TRIGGER search_passages_removed")
+        conn.execute("DELETE FROM search_passages")
+    report = store.check(verify=True)
+    assert not report.search_index_ok and not report.ok
+    assert store.check().ok  # without verify the index is not read
