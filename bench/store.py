@@ -1,6 +1,6 @@
 """Speed of the content-addressed store, beside the physical limit of the same disk.
 
-    python bench/store.py [--quick] [--dir PATH] [--only put|range|evict|resolve|search]
+    python bench/store.py [--quick] [--dir PATH] [--only put|range|evict|resolve|indexing|search]
 
 Prints one table per target of issue "Content-addressed store":
 
@@ -9,6 +9,7 @@ Prints one table per target of issue "Content-addressed store":
 - resolving a handle (``stat``) and getting a small payload with 100,000 entries in the index;
 - evicting 10,000 entries (through ``gc`` and through the ``put`` that goes over budget);
 - reading a 4 KB range from a 100 MB blob;
+- what indexing adds to putting text, beside the same bytes stored as binary (not indexed);
 - searching 10,000 stored payloads (1-32 KB of log-like text each) through the full-text index,
   beside the literal scan that reads every byte of them, for the same queries.
 
@@ -249,6 +250,37 @@ def _populate_logs(args: tuple[str, int, int]) -> int:
     return count
 
 
+def bench_indexing(root: Path, n: int) -> None:
+    """What indexing adds to a put: the same text stored as text (indexed) and as bytes (not),
+    taking turns; only the first MiB of a larger payload is indexed."""
+    workspace = root / "indexing"
+    workspace.mkdir()
+    text = "".join(_log_payload(i) for i in range(500))
+    table = Table(title=f"what the full-text index adds to a put (p50 of {n})")
+    for column in ("payload", "as text, indexed ms", "as bytes ms", "added ms"):
+        table.add_column(column, justify="left" if column == "payload" else "right")
+    with Store(workspace) as store:
+        store.put("warm up")
+        for size in (16 * 1024, 256 * 1024, MB, 4 * MB):
+            body = text[:size]
+            indexed, plain = [], []
+            for i in range(n):  # a new payload each time, or the put would find it stored
+                unique = f"{i:08} {size} " + body
+                start = time.perf_counter()
+                store.put(unique, tool="bench.text")
+                indexed.append((time.perf_counter() - start) * 1000)
+                start = time.perf_counter()
+                store.put(unique.encode(), content_type="bytes", tool="bench.bytes")
+                plain.append((time.perf_counter() - start) * 1000)
+            p50, base = percentile(indexed, 0.5), percentile(plain, 0.5)
+            label = f"{size // 1024:,} KiB of log text"
+            table.add_row(label, f"{p50:.1f}", f"{base:.1f}", f"{p50 - base:.1f}")
+    console.print(table)
+    console.print(
+        "(puts are durable: both columns include the fsyncs of the blob and its folder)\n"
+    )
+
+
 def bench_search(root: Path, count: int, n: int) -> None:
     workspace = root / "search"
     workspace.mkdir()
@@ -320,6 +352,7 @@ def main() -> None:
         "resolve": lambda root: bench_resolve(
             root, 5000 if quick else 100_000, 500 if quick else 5000
         ),
+        "indexing": lambda root: bench_indexing(root, 5 if quick else 20),
         "search": lambda root: bench_search(root, 1000 if quick else 10_000, 20 if quick else 100),
     }
     parser.add_argument("--only", choices=tables, action="append", help="this table (repeatable)")

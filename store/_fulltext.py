@@ -42,7 +42,8 @@ PASSAGE_BYTES = 4000
 BACKFILL_BYTES = 4 * 1024 * 1024
 """The most bytes of queued payloads one search indexes before it answers."""
 _SEPARATORS = tuple(bytes([c]) for c in b" \t\r,;:\"')]}>")
-_UNSAFE = re.compile("[\x00-\x02\udc80-\udcff]")
+_ESCAPED = re.compile("[\udc80-\udcff]")
+_CONTROLS = {0: " ", 1: " ", 2: " "}
 
 
 class Passage(NamedTuple):
@@ -120,9 +121,12 @@ def _cut(head: bytes, start: int) -> int:
 
 def _text(piece: bytes) -> str:
     """``piece`` as text of the same UTF-8 length (see the module's docstring)."""
-    text = piece.decode("utf-8", "surrogateescape")
-    if _UNSAFE.search(text):
-        text = _UNSAFE.sub(lambda m: " " if m.group() < "\x03" else "?", text)
+    try:
+        text = piece.decode("utf-8")
+    except UnicodeDecodeError:  # each byte that is not UTF-8 escapes to one surrogate: "?"
+        text = _ESCAPED.sub("?", piece.decode("utf-8", "surrogateescape"))
+    if b"\x00" in piece or b"\x01" in piece or b"\x02" in piece:
+        text = text.translate(_CONTROLS)
     return text
 
 
