@@ -6,9 +6,9 @@ so an entry that is gone is never found, and one of two entries sharing a blob g
 leaves the other findable. The index's rows of a blob are deleted with the blob (a trigger).
 
 - **What is searchable**: the first ``INDEXED_BYTES`` (1 MiB) of each payload, cut at a
-  character, so a huge payload costs the index at most about 1 MiB: its postings (about half
-  the text's size for logs) and its text compressed (``highlight()`` needs it). The rest is
-  still read by ``Store.scan`` and by ``ctx_read``'s queries.
+  character, so a huge payload costs the index about 1.2 MiB at most (on log text): its
+  postings (about half the text's size) and its text, compressed (``highlight()`` needs it).
+  The rest is still read by ``Store.scan`` and by ``ctx_read``'s queries.
 - **Passages**: the head is split into passages of at most ``PASSAGE_BYTES`` (4,000), at line
   ends where it can, else after a space or punctuation, so no word is cut; each passage keeps
   its byte offset and line number. A hit is located within one passage, which keeps locating

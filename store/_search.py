@@ -65,13 +65,14 @@ _PLACES = (
 
 
 def check(query: object, limit: object, match: object) -> None:
-    """Refuse arguments ``search`` cannot take, naming the argument."""
+    """Refuse arguments ``search`` cannot take, naming the argument, before any work."""
     if not isinstance(query, str) or not query.strip() or len(query) > 1000:
         raise InvalidRequest("query must be non-empty text of at most 1000 characters")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_HITS:
         raise InvalidRequest(f"limit must be a whole number from 1 to {MAX_HITS}, not {limit!r}")
     if match not in SEARCH_MATCHES:
         raise InvalidRequest(f"match must be one of {', '.join(SEARCH_MATCHES)}, not {match!r}")
+    expression(query, match)  # a query with no word in it
 
 
 def expression(query: str, match: SearchMatch) -> str:
