@@ -1,6 +1,6 @@
 """Speed of the content-addressed store, beside the physical limit of the same disk.
 
-    python bench/store.py [--quick] [--dir PATH]
+    python bench/store.py [--quick] [--dir PATH] [--only put|range|evict|resolve|indexing|search]
 
 Prints one table per target of issue "Content-addressed store":
 
@@ -8,7 +8,10 @@ Prints one table per target of issue "Content-addressed store":
   folder (with and without fsync, since the store's put is durable);
 - resolving a handle (``stat``) and getting a small payload with 100,000 entries in the index;
 - evicting 10,000 entries (through ``gc`` and through the ``put`` that goes over budget);
-- reading a 4 KB range from a 100 MB blob.
+- reading a 4 KB range from a 100 MB blob;
+- what indexing adds to putting text, beside the same bytes stored as binary (not indexed);
+- searching 10,000 stored payloads (1-32 KB of log-like text each) through the full-text index,
+  beside the literal scan that reads every byte of them, for the same queries.
 
 Ratios are computed within this one run. ``--dir`` picks the disk (default: a temporary folder
 under the repository, i.e. the disk a workspace would be on).
@@ -17,10 +20,12 @@ under the repository, i.e. the disk a workspace would be on).
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import os
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -51,6 +56,12 @@ def samples_ms(fn: Callable[[], object], n: int) -> list[float]:
         fn()
         out.append((time.perf_counter() - start) * 1000)
     return out
+
+
+def each_ms(fn: Callable[[str], object], args: list[str]) -> list[float]:
+    """Milliseconds of ``fn`` on each of ``args`` in turn."""
+    left = iter(args)
+    return samples_ms(lambda: fn(next(left)), len(args))
 
 
 def plain_write(folder: Path, data: bytes, fsync: bool) -> None:
@@ -199,19 +210,158 @@ def bench_range(root: Path, size_mb: int, n: int) -> None:
     console.print("target: <= 1 ms\n")
 
 
+_LEVELS = ("INFO",) * 6 + ("WARN", "DEBUG", "ERROR")
+
+
+def _log_payload(i: int) -> str:
+    """Payload ``i``: 1-32 KB of log lines, words drawn from a 20,000-word vocabulary with
+    Zipf's law (the word of rank r about 1/r as often as the first); its own trace id in its first line, and "disk full" in 1 payload of 100."""
+    rng = random.Random(i)
+    words = _vocabulary()
+    size = int(2 ** rng.uniform(10, 15))
+    lines = [f"trace-{i:06x} started by worker-{i % 16}"]
+    total = len(lines[0])
+    while total < size:
+        picked = " ".join(words[int(len(words) ** rng.random()) - 1] for _ in range(6))
+        line = (
+            f"2026-11-30T12:{rng.randrange(60):02}:{rng.randrange(60):02} {rng.choice(_LEVELS)} "
+            f"api-{rng.randrange(8)} request {rng.randrange(10**6)} took {rng.randrange(1, 999)} ms "
+            f"path=/v1/{picked.replace(' ', '/', 1)}"
+        )
+        lines.append(line)
+        total += len(line) + 1
+    if i % 100 == 7:
+        lines.insert(rng.randrange(1, len(lines)), "ERROR write failed: disk full on /dev/sdb1")
+    return "\n".join(lines) + "\n"
+
+
+@functools.cache
+def _vocabulary() -> list[str]:
+    rng = random.Random(0)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return ["".join(rng.choice(letters) for _ in range(rng.randint(4, 10))) for _ in range(20_000)]
+
+
+def _populate_logs(args: tuple[str, int, int]) -> int:
+    workspace, start, count = args
+    with Store(workspace) as store:
+        for i in range(start, start + count):
+            store.put(_log_payload(i), tool="bench.log", args={"i": i})
+    return count
+
+
+def bench_indexing(root: Path, n: int) -> None:
+    """What indexing adds to a put: the same text stored as text (indexed) and as bytes (not),
+    taking turns; only the first MiB of a larger payload is indexed."""
+    workspace = root / "indexing"
+    workspace.mkdir()
+    text = "".join(_log_payload(i) for i in range(500))
+    table = Table(title=f"what the full-text index adds to a put (p50 of {n})")
+    for column in ("payload", "as text, indexed ms", "as bytes ms", "added ms"):
+        table.add_column(column, justify="left" if column == "payload" else "right")
+    with Store(workspace) as store:
+        store.put("warm up")
+        for size in (16 * 1024, 256 * 1024, MB, 4 * MB):
+            body = text[:size]
+            indexed, plain = [], []
+            for i in range(n):  # a new payload each time, or the put would find it stored
+                unique = f"{i:08} {size} " + body
+                start = time.perf_counter()
+                store.put(unique, tool="bench.text")
+                indexed.append((time.perf_counter() - start) * 1000)
+                start = time.perf_counter()
+                store.put(unique.encode(), content_type="bytes", tool="bench.bytes")
+                plain.append((time.perf_counter() - start) * 1000)
+            p50, base = percentile(indexed, 0.5), percentile(plain, 0.5)
+            label = f"{size // 1024:,} KiB of log text"
+            table.add_row(label, f"{p50:.1f}", f"{base:.1f}", f"{p50 - base:.1f}")
+    console.print(table)
+    console.print(
+        "(puts are durable: both columns include the fsyncs of the blob and its folder)\n"
+    )
+
+
+def bench_search(root: Path, count: int, n: int) -> None:
+    workspace = root / "search"
+    workspace.mkdir()
+    start = time.perf_counter()
+    step = -(-count // 4)
+    jobs = [(str(workspace), i, min(step, count - i)) for i in range(0, count, step)]
+    with ProcessPoolExecutor(4) as pool:
+        list(pool.map(_populate_logs, jobs))
+    fill_s = time.perf_counter() - start
+    words, pick = _vocabulary(), random.Random(3)
+
+    def rare() -> str:  # ranks 1,000 to 10,000: in a few to a few hundred payloads
+        return words[pick.randrange(1000, 10_000)]
+
+    kinds: dict[str, Callable[[], tuple[str, str]]] = {  # the index's query, the scan's text
+        "a trace id": lambda: (f"trace-{pick.randrange(count):06x}",) * 2,
+        "a rare word": lambda: (w := rare(), w),
+        "a common word": lambda: (w := words[pick.randrange(3)], w),
+        '"disk full"': lambda: ('"disk full"', "disk full"),
+        "rare word + error": lambda: (f"{(w := rare())} error", w),
+    }
+    rows = []
+    with Store(workspace) as store:
+        usage = store.usage()
+        store.search("warm up")
+        for kind, make in kinds.items():
+            queries = [make() for _ in range(n)]
+            matching = statistics.median(store.search(q).total for q, _ in queries)
+            fts = each_ms(store.search, [q for q, _ in queries])
+            scan = each_ms(
+                lambda text: store.scan(text, max_hits=10**9, max_bytes=2**40),
+                [text for _, text in queries[:3]],
+            )
+            rows.append((kind, f"{matching:,.0f}", fts, scan))
+    rows.append(
+        ("all five kinds", "", [t for r in rows for t in r[2]], [t for r in rows for t in r[3]])
+    )
+    store_dir = workspace / ".fabric" / "store"
+    index_mb = sum(f.stat().st_size for f in store_dir.glob("index.db*")) / MB
+    table = Table(title=f"searching {usage.entries:,} stored payloads ({usage.bytes / MB:.0f} MB)")
+    for column in ("query", "matching", "p50 ms", "p99 ms", "scan p50 ms", "scan / index"):
+        table.add_column(column, justify="left" if column == "query" else "right")
+    for kind, matching, fts, scan in rows:
+        p50, scan50 = percentile(fts, 0.5), percentile(scan, 0.5)
+        p99 = percentile(fts, 0.99)
+        table.add_row(
+            kind, matching, f"{p50:.2f}", f"{p99:.2f}", f"{scan50:.0f}", f"{scan50 / p50:,.0f}x"
+        )
+    console.print(table)
+    console.print(
+        f"(p50 and p99: {n} queries of each kind through Store.search, limit 10; matching: the "
+        "median number of entries one matches; scan: 3 of them through Store.scan, which reads "
+        "every byte, looking for the query's first word as literal text. Filled from 4 "
+        f"processes in {fill_s:.0f} s; index.db is {index_mb:.0f} MB)"
+    )
+    console.print("target: search over 10,000 stored payloads answers in under 50 ms p50\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--dir", type=Path, help="folder on the disk to measure")
+    quick = parser.parse_known_args()[0].quick
+    size = 10 if quick else 100
+    tables: dict[str, Callable[[Path], None]] = {
+        "put": lambda root: bench_put(root, size, 2 if quick else 5),
+        "range": lambda root: bench_range(root, size, 200 if quick else 2000),
+        "evict": lambda root: bench_evict(root, 1000 if quick else 10_000),
+        "resolve": lambda root: bench_resolve(
+            root, 5000 if quick else 100_000, 500 if quick else 5000
+        ),
+        "indexing": lambda root: bench_indexing(root, 5 if quick else 20),
+        "search": lambda root: bench_search(root, 1000 if quick else 10_000, 20 if quick else 100),
+    }
+    parser.add_argument("--only", choices=tables, action="append", help="this table (repeatable)")
     args = parser.parse_args()
     base = args.dir or Path(__file__).resolve().parent
     root = Path(tempfile.mkdtemp(prefix=".bench-store-", dir=base))
     try:
-        size = 10 if args.quick else 100
-        bench_put(root, size, 2 if args.quick else 5)
-        bench_range(root, size, 200 if args.quick else 2000)
-        bench_evict(root, 1000 if args.quick else 10_000)
-        bench_resolve(root, 5000 if args.quick else 100_000, 500 if args.quick else 5000)
+        for name in args.only or tables:
+            tables[name](root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -32,7 +32,19 @@ def add_parser(commands: Any) -> None:
     show = action("show", "one entry: where it came from, its size, and its first bytes")
     show.add_argument("handle", help="a handle (or key) from `fabric store list`")
     show.add_argument("--raw", action="store_true", help="write the exact stored bytes to stdout")
-    search = action("search", "find the lines of stored payloads that contain a text")
+    # The literal scan, not the index: it reads every byte, so it finds text inside words,
+    # punctuation and whatever lies past a payload's indexed head. `fabric search` asks the
+    # full-text index (ranked words, fast); they answer different questions.
+    search = action(
+        "search",
+        "find the lines of stored payloads that contain a literal text, reading every byte "
+        "(`fabric search` asks the ranked word index instead)",
+    )
+    search.description = (
+        "Find the lines of stored payloads that contain a literal text, case-insensitively, "
+        "reading every byte: text inside words, punctuation, past the indexed head of a large "
+        "payload. `fabric search` finds whole words in the full-text index, ranked (BM25)."
+    )
     search.add_argument("query", help="literal text, matched case-insensitively")
     search.add_argument("--handle", help="search only this handle")
     search.add_argument("--max-hits", type=int, default=20)
@@ -122,7 +134,7 @@ def _show(store: Store, args: argparse.Namespace) -> int:
 
 
 def _search(store: Store, args: argparse.Namespace) -> int:
-    found = store.search(args.query, handle=args.handle, max_hits=args.max_hits)
+    found = store.scan(args.query, handle=args.handle, max_hits=args.max_hits)
     if args.json:
         _print_json(found.model_dump(mode="json"))
         return 0

@@ -1,6 +1,6 @@
 """``ContextTools``: a session's context, what the ``ctx`` operations work on. The store
 behind the boundary (opened here unless the caller gave one, closed with the session), the
-workspace's remembered facts (opened on first use), reads and offloads.
+workspace's remembered facts (opened on first use), reads, searches and offloads.
 
 ``read`` also takes a workspace file path, so a file can be drilled into the same way as a
 stored result.
@@ -26,7 +26,7 @@ from runtime.boundary import (
     TokenCounter,
     read,
 )
-from store import Facts, NotFound, Store, StoreError
+from store import Facts, NotFound, SearchMatch, SearchResult, Store, StoreError
 
 _FILE_TYPES = {".json": "json", ".yaml": "yaml", ".yml": "yaml"}
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -135,6 +135,12 @@ class ContextTools:
         self.on_event(
             "read", mode=found.mode, handle=found.handle, text_bytes=len(found.text.encode())
         )
+        return found
+
+    def search(self, query: str, *, limit: int, match: SearchMatch) -> SearchResult:
+        """The stored results whose words match ``query``, best first (``Store.search``)."""
+        found = self.store.search(query, limit=limit, match=match)
+        self.on_event("search", hits=len(found.hits), total=found.total, pending=found.pending)
         return found
 
     def offload(

@@ -1,6 +1,7 @@
 """Telemetry: ``<workspace>/.fabric/events.jsonl``, one line per execution, offload, read,
-summary or block, with sizes, tokens, strategy, timings and the analyzer's verdict beside the
-actual size. Never payloads, prompts or code. Rotated at a size cap; writing never fails a call.
+search, summary or block, with sizes, tokens, strategy, timings and the analyzer's verdict
+beside the actual size. Never payloads, prompts or code. Rotated at a size cap; writing never
+fails a call.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class Counters:
     """Bytes of images, audio and blobs sent beside the text (content blocks)."""
     offloads: int = 0
     reads: int = 0
+    searches: int = 0
     summaries: int = 0
     analyzer_warnings: int = 0
     verdicts_checked: int = 0
@@ -71,6 +73,8 @@ class Counters:
             self.offloads += 1
         elif kind == "read":
             self.reads += 1
+        elif kind == "search":
+            self.searches += 1
         elif kind == "summarize":
             self.summaries += 1
 

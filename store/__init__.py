@@ -2,7 +2,8 @@
 
 ``Store`` keeps large results, error originals and explicit offloads under
 ``<workspace>/.fabric/store/``, each addressable by a short handle across turns, processes and
-restarts; ``Facts`` keeps named project facts under ``<workspace>/.fabric/facts/``.
+restarts, and searchable by words (a full-text index in the same SQLite file); ``Facts``
+keeps named project facts under ``<workspace>/.fabric/facts/``.
 
 Imports nothing from the other packages of Fabric.
 """
@@ -17,6 +18,7 @@ from store._errors import (
     StoreUnavailable,
 )
 from store._facts import FACTS_MAX_BYTES, Facts
+from store._fulltext import INDEXED_BYTES
 from store._json import json_default
 from store._models import (
     CheckReport,
@@ -26,7 +28,10 @@ from store._models import (
     Fact,
     GcReport,
     Recall,
+    ScanHit,
+    ScanResult,
     SearchHit,
+    SearchMatch,
     SearchResult,
     Source,
     Usage,
@@ -36,6 +41,7 @@ from store._store import DEFAULT_TTL_MS, MAX_BYTES, Store, estimate_tokens
 __all__ = [
     "DEFAULT_TTL_MS",
     "FACTS_MAX_BYTES",
+    "INDEXED_BYTES",
     "MAX_BYTES",
     "BudgetExceeded",
     "CheckReport",
@@ -50,7 +56,10 @@ __all__ = [
     "InvalidRequest",
     "NotFound",
     "Recall",
+    "ScanHit",
+    "ScanResult",
     "SearchHit",
+    "SearchMatch",
     "SearchResult",
     "Source",
     "Store",

@@ -76,8 +76,8 @@ class Chunk(BaseModel):
         return self.data.decode("utf-8", errors="replace")
 
 
-class SearchHit(BaseModel):
-    """A line of a stored payload that contains the query."""
+class ScanHit(BaseModel):
+    """A line of a stored payload that contains the scanned text."""
 
     model_config = _FROZEN
 
@@ -90,19 +90,70 @@ class SearchHit(BaseModel):
     """A short window of the line around the match; ``...`` marks cuts."""
 
 
-class SearchResult(BaseModel):
-    """Hits of a search and how much of the store it covered."""
+class ScanResult(BaseModel):
+    """Hits of a literal scan and how much of the store it covered."""
 
     model_config = _FROZEN
 
     query: str
-    hits: list[SearchHit]
+    hits: list[ScanHit]
     entries_scanned: int
     bytes_scanned: int
     complete: bool
     """False when the hit or byte budget stopped the scan before every live entry was read."""
     unreadable: list[str] = Field(default_factory=list)
     """Handles skipped because their blob failed its hash check (now removed)."""
+
+
+SearchMatch = Literal["all", "any", "fts5"]
+"""How a search query is read: ``all`` its words and "quoted phrases" must be in one passage,
+``any`` of them may be, or ``fts5``: SQLite FTS5 query syntax as it stands."""
+SEARCH_MATCHES: tuple[SearchMatch, ...] = ("all", "any", "fts5")
+
+
+class SearchHit(BaseModel):
+    """A live entry whose indexed text matches a search, and where: its best passage's first
+    match."""
+
+    model_config = _FROZEN
+
+    handle: str
+    key: str | None
+    offset: int
+    """Byte offset of the match in the payload (``get(handle)[offset:offset + length]`` is
+    ``match``, byte for byte)."""
+    length: int
+    """Bytes of the match."""
+    match: str
+    """The matched text as it is stored (``Disk`` for the query ``disk``)."""
+    line: int
+    """1-based number of the line the match is in."""
+    line_offset: int
+    """Byte offset of the start of that line."""
+    text: str
+    """That line, cut to about 200 bytes around the match; ``...`` marks a cut."""
+    score: float
+    """BM25 relevance of the passage: higher is better; comparable within one search."""
+    bytes: int
+    """Size of the payload."""
+    indexed: int
+    """Bytes of the payload that are searchable (all of it, or its first 1 MiB)."""
+
+
+class SearchResult(BaseModel):
+    """The best hits of a full-text search, and how many there were."""
+
+    model_config = _FROZEN
+
+    query: str
+    match: SearchMatch
+    hits: list[SearchHit]
+    """Best first; at most the search's ``limit``."""
+    total: int
+    """Live entries that match, including those past the limit."""
+    pending: int
+    """Payloads stored before the index existed and not searchable yet (each search indexes
+    some; ``gc`` indexes all)."""
 
 
 class Usage(BaseModel):
@@ -136,6 +187,8 @@ class GcReport(BaseModel):
     temp_files: int = 0
     """Leftovers of writes that were interrupted."""
     bytes_freed: int = 0
+    indexed: int = 0
+    """Payloads stored before the full-text index existed, made searchable."""
 
 
 class CheckReport(BaseModel):
@@ -154,10 +207,13 @@ class CheckReport(BaseModel):
     temp_files: int
     corrupt: list[str]
     """sha256 of blobs whose bytes fail their hash (checked only with ``verify=True``)."""
+    search_index_ok: bool = True
+    """Whether the full-text index holds exactly the words of what it indexes (checked only
+    with ``verify=True``)."""
 
     @property
     def ok(self) -> bool:
-        return not (
+        return self.search_index_ok and not (
             self.rows_without_blob or self.orphan_blobs or self.unreferenced or self.corrupt
         )
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import sqlite3
+import zlib
 from datetime import UTC, datetime
 from typing import Any
 
+from store._errors import NotFound
 from store._models import Entry, Source
 
 SCHEMA = """
@@ -54,11 +57,66 @@ CREATE TRIGGER blobs_removed AFTER DELETE ON blobs BEGIN
     UPDATE totals SET blobs = blobs - 1, bytes = bytes - old.bytes;
 END;
 """
+PASSAGES = 4096
+"""Passages a payload may have: passage ``n`` of document ``id`` is row ``id * PASSAGES + n``.
+Part of format 3: changing it needs a migration."""
+INFLATE = "search_inflate"
+"""The SQL function that decompresses a passage's text (``inflate``): every connection to the
+index has it, and one without it cannot delete a passage (its words could not be taken out
+of the index), so it fails instead of leaving stale words behind."""
+
+
+def inflate(z: bytes) -> str:
+    return zlib.decompress(z).decode()
+
+
+SEARCH = f"""
+CREATE TABLE search_docs (
+    id INTEGER PRIMARY KEY,
+    sha256 TEXT NOT NULL UNIQUE REFERENCES blobs (sha256),
+    indexed INTEGER NOT NULL
+);
+CREATE TABLE search_passages (
+    id INTEGER PRIMARY KEY,
+    z BLOB NOT NULL,
+    start INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    line_start INTEGER NOT NULL
+);
+CREATE VIEW search_passage_text AS SELECT id, {INFLATE}(z) AS text FROM search_passages;
+CREATE VIRTUAL TABLE search_text USING fts5 (
+    text, content = 'search_passage_text', content_rowid = 'id', tokenize = 'unicode61'
+);
+CREATE TABLE search_queue (sha256 TEXT PRIMARY KEY);
+CREATE TRIGGER search_passages_removed AFTER DELETE ON search_passages
+    WHEN EXISTS (SELECT 1 FROM search_text_docsize WHERE id = old.id) BEGIN
+    INSERT INTO search_text (search_text, rowid, text) VALUES ('delete', old.id, {INFLATE}(old.z));
+END;
+CREATE TRIGGER search_docs_removed AFTER DELETE ON search_docs BEGIN
+    DELETE FROM search_passages
+        WHERE id BETWEEN old.id * {PASSAGES} AND old.id * {PASSAGES} + {PASSAGES - 1};
+END;
+CREATE TRIGGER blobs_unsearchable AFTER DELETE ON blobs BEGIN
+    DELETE FROM search_docs WHERE sha256 = old.sha256;
+    DELETE FROM search_queue WHERE sha256 = old.sha256;
+END;
+INSERT INTO search_queue SELECT sha256 FROM blobs WHERE EXISTS (
+    SELECT 1 FROM entries WHERE entries.sha256 = blobs.sha256 AND content_type != 'bytes'
+);
+"""
+"""Format 3: the full-text index (see ``_fulltext``). A text blob is a ``search_docs`` row;
+its passages are ``search_passages`` rows numbered ``id * PASSAGES + n``, their text kept
+zlib-compressed, and ``search_text`` indexes their words, reading the text back through a view
+when it needs it (``highlight()``). A blob's rows go with it, a passage's words with the
+passage when the index holds them (``_docsize`` has a row for each passage it holds; after
+``'delete-all'``, which ``clear`` uses, it holds none). Blobs stored before are queued, not
+read: opening an older store only runs this SQL."""
 MIGRATIONS = (
     SCHEMA,
     # Format 2: CRC32s cover 4 MiB pieces instead of 64 KiB chunks. Older CRCs are dropped;
     # blobs without them are streamed with their per-chunk sha256 instead.
     "UPDATE blobs SET crcs = x'';",
+    SEARCH,
 )
 """Format n to n + 1; the store's format is their number."""
 
@@ -120,4 +178,38 @@ def trim_gone(conn: sqlite3.Connection) -> None:
         "DELETE FROM gone WHERE handle IN (SELECT handle FROM gone ORDER BY at DESC LIMIT -1 "
         "OFFSET ?)",
         (GONE_KEPT,),
+    )
+
+
+def not_found(conn: sqlite3.Connection, ref: str, *, ttl_ms: int, max_bytes: int) -> NotFound:
+    """The error for ``ref``: why it went and how to make it again, when the index remembers
+    it went; else that it is unknown, with the nearest live handle."""
+    row = conn.execute("SELECT reason, at, tool, args FROM gone WHERE handle = ?", (ref,))
+    gone = row.fetchone()
+    if gone is not None:
+        reason, at, tool, args = gone
+        source = str(Source(tool=tool, args=json.loads(args)))
+        when = to_datetime(at).strftime("%Y-%m-%d %H:%M UTC")
+        why = {
+            "expired": f"expired on {when} (entries live {ttl_ms // 3_600_000} hours)",
+            "evicted": f"was evicted on {when} to keep the store under {max_bytes} bytes",
+            "deleted": f"was deleted on {when}",
+            "cleared": f"was removed when the store was cleared on {when}",
+            "corrupt": f"was removed on {when} because its bytes were corrupt on disk",
+            "missing": f"lost its data on {when} (the file was removed outside Fabric)",
+        }.get(reason, f"is gone ({reason})")
+        return NotFound(
+            f"{ref} {why}. To get the data again, run {source} again.",
+            ref=ref,
+            reason=reason,
+            source=source,
+        )
+    recent = conn.execute("SELECT handle FROM entries ORDER BY accessed DESC LIMIT 2000")
+    close = difflib.get_close_matches(ref, [h for (h,) in recent], n=1, cutoff=0.75)
+    hint = f" Did you mean {close[0]}?" if close else ""
+    return NotFound(
+        f"no entry {ref} in this store.{hint} List live handles with `fabric store list`; "
+        "if the data was never stored here, run the call that produces it.",
+        ref=ref,
+        reason="unknown",
     )

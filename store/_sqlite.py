@@ -11,9 +11,10 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from store._errors import StoreUnavailable
 
@@ -23,9 +24,18 @@ BUSY_TIMEOUT_MS = 30_000
 class Database:
     """One connection, shared by the threads of a process under a lock."""
 
-    def __init__(self, path: Path, migrations: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        migrations: tuple[str, ...],
+        *,
+        cache_mib: int = 2,
+        functions: Mapping[str, Callable[[Any], Any]] | None = None,
+    ) -> None:
         """Open ``path``; ``migrations[n]`` upgrades a database of format n to n + 1, so the
-        format is ``len(migrations)`` and the first migration creates the tables."""
+        format is ``len(migrations)`` and the first migration creates the tables. SQLite keeps
+        up to ``cache_mib`` of its pages in memory (its default is 2 MiB), filled as read;
+        ``functions`` are SQL functions of one argument the schema uses."""
         self.path = path
         self.lock = threading.RLock()
         self.closed = False
@@ -40,6 +50,9 @@ class Database:
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute(f"PRAGMA cache_size = -{cache_mib * 1024}")
+            for name, function in (functions or {}).items():
+                self.conn.create_function(name, 1, function, deterministic=True)
             self._migrate(migrations)
         except sqlite3.Error as exc:
             self.conn.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import sqlite3
@@ -12,7 +11,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
-from store import _upkeep
+from store import _fulltext, _search, _upkeep
 from store._blobs import CHUNK, DIGEST, BlobFiles, digests, ensure_dir, ensure_private_dir
 from store._errors import (
     BudgetExceeded,
@@ -27,8 +26,9 @@ from store._models import (
     ContentType,
     Entry,
     GcReport,
+    ScanResult,
+    SearchMatch,
     SearchResult,
-    Source,
     Usage,
 )
 from store._names import (
@@ -43,14 +43,19 @@ from store._names import (
     source_slug,
 )
 from store._payload import encode, make_source
-from store._schema import COLUMNS, MIGRATIONS, bury, to_datetime, to_entry
-from store._search import scan
+from store._scan import scan
+from store._schema import COLUMNS, INFLATE, MIGRATIONS, bury, inflate, not_found, to_entry
 from store._sqlite import Database
 
 DAY_MS = 24 * 3600 * 1000
 DEFAULT_TTL_MS = 7 * DAY_MS
 MAX_BYTES = 500_000_000
 """The most a store may hold; ``max_bytes`` defaults to it and never exceeds it."""
+INDEX_CACHE_MIB = 64
+"""Pages of the index SQLite may keep in memory: a word found in most payloads has postings
+of several MB, which a search of 10,000 payloads reads again each time through the default
+2 MiB (85 ms against 53 ms, bench/store.py). Memory mapping would be as fast, but turns an
+I/O error into SIGBUS."""
 _T = TypeVar("_T")
 Order = Literal["recent", "created", "largest"]
 _ORDER_SQL = {"recent": "accessed DESC", "created": "created DESC", "largest": "bytes DESC"}
@@ -96,7 +101,12 @@ class Store:
         self.max_bytes = max_bytes
         self._clock = clock
         self._blobs = BlobFiles(self.root)
-        self._db = Database(self.root / "index.db", MIGRATIONS)
+        self._db = Database(
+            self.root / "index.db",
+            MIGRATIONS,
+            cache_mib=INDEX_CACHE_MIB,
+            functions={INFLATE: inflate},
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -187,6 +197,8 @@ class Store:
                 ),
             )
             conn.execute("DELETE FROM gone WHERE handle = ?", (handle,))
+            if ctype != "bytes":
+                _fulltext.index(conn, sha, payload)
             _upkeep.expire(conn, self._blobs, now, limit=1000)
             _upkeep.evict(conn, self._blobs, self.max_bytes, now, keep=handle)
             row = conn.execute(f"SELECT {COLUMNS} FROM entries WHERE handle = ?", (handle,))
@@ -204,6 +216,8 @@ class Store:
         """Remove every entry and blob; return how many entries there were."""
         with self._db.write() as conn:
             handles = [h for (h,) in conn.execute("SELECT handle FROM entries")]
+            # emptied at once, rather than each passage's words read again to take them out
+            conn.execute("INSERT INTO search_text (search_text) VALUES ('delete-all')")
             bury(conn, handles, "cleared", self._now())
             shas = {sha for (sha,) in conn.execute("SELECT sha256 FROM blobs")}
             _upkeep.drop_blobs(conn, self._blobs, shas)
@@ -276,7 +290,7 @@ class Store:
 
     def iter_bytes(self, ref: str) -> Iterator[bytes]:
         """The content in pieces of 4 MiB, read ahead in a thread, every 64 KiB chunk checked
-        against its CRC32: the way to scan a large entry (``search`` and queries use it)."""
+        against its CRC32: the way to read a large entry whole (``scan`` and queries use it)."""
         entry = self.stat(ref)
         with self._db.read() as conn:
             row = conn.execute("SELECT crcs, chunks FROM blobs WHERE sha256 = ?", (entry.sha256,))
@@ -310,26 +324,53 @@ class Store:
             self._remove(entry, "missing")
         return [e for e in entries if e not in dangling]
 
-    def search(
+    def scan(
         self,
-        query: str,
+        text: str,
         *,
         handle: str | None = None,
         max_hits: int = 20,
         max_bytes: int = 256 * 1024 * 1024,
         window: int = 120,
-    ) -> SearchResult:
-        """Lines of live payloads that contain ``query`` (case-insensitive, literal text).
+    ) -> ScanResult:
+        """Lines of live payloads that contain ``text`` (case-insensitive, literal), read byte
+        by byte: text inside words, punctuation, past the indexed head (``search`` matches
+        words in the index instead).
 
         Scans the most recently accessed entries first, or only ``handle``; stops after
         ``max_hits`` hits or ``max_bytes`` bytes read, and says whether it covered everything.
         """
-        if not isinstance(query, str) or not query.strip() or len(query) > 1000:
-            raise InvalidRequest("a search query must be non-empty text of at most 1000 characters")
+        if not isinstance(text, str) or not text.strip() or len(text) > 1000:
+            raise InvalidRequest("the text to scan for must be non-empty, at most 1000 characters")
         if max_hits < 1 or max_bytes < 1 or not 20 <= window <= 2000:
             raise InvalidRequest("max_hits and max_bytes must be >= 1, window 20 to 2000")
         entries = iter([self.stat(handle)]) if handle is not None else self._searchable()
-        return scan(self, query, entries, max_hits=max_hits, max_bytes=max_bytes, window=window)
+        return scan(self, text, entries, max_hits=max_hits, max_bytes=max_bytes, window=window)
+
+    def search(self, query: str, *, limit: int = 10, match: SearchMatch = "all") -> SearchResult:
+        """Live entries whose text matches ``query`` by words, best first (BM25), each with
+        where: the match's byte offset and line, and the line around it.
+
+        The first ``INDEXED_BYTES`` (1 MiB) of every text, JSON and YAML payload are searched;
+        ``match`` says how the query is read (``_search`` has the syntax). ``scan`` finds a
+        literal text byte by byte instead. Payloads of an older store are indexed a batch per
+        search (``pending`` says how many wait) or all at once by ``gc``.
+        """
+        _search.check(query, limit, match)
+        self._expire()
+        self._index_queued(whole=False)
+        while True:
+            with self._db.read() as conn:
+                found, total = _search.search(conn, query, match, limit, self._now())
+                pending = _fulltext.pending(conn)
+            dangling = [e for e, _ in found if not self._blobs.present(e.sha256, e.bytes)]
+            for entry in dangling:  # each round buries one at least, so this ends
+                self._remove(entry, "missing")
+            if not dangling:
+                hits = [hit for _, hit in found]
+                return SearchResult(
+                    query=query, match=match, hits=hits, total=total, pending=pending
+                )
 
     def usage(self) -> Usage:
         with self._db.read() as conn:
@@ -344,16 +385,23 @@ class Store:
     def gc(self, *, verify: bool = False, temp_grace_s: float = 3600.0) -> GcReport:
         """Expire, evict to budget, drop dangling rows and orphan files, and with ``verify``
         re-hash every blob, moving corrupt ones aside. Temporary files of writes are removed
-        once older than ``temp_grace_s`` (a write may still be in progress before that)."""
+        once older than ``temp_grace_s`` (a write may still be in progress before that).
+        Payloads still waiting for the full-text index are indexed, all of them."""
         with self._db.write() as conn:
-            return _upkeep.collect(
+            report = _upkeep.collect(
                 conn, self._blobs, self.max_bytes, self._now(), verify, temp_grace_s
             )
+        return report.model_copy(update={"indexed": self._index_queued(whole=True)})
 
     def check(self, *, verify: bool = False) -> CheckReport:
-        """How consistent index and blobs are, changing nothing."""
+        """How consistent index and blobs are, changing nothing; with ``verify`` every blob is
+        re-hashed and the full-text index checked against the passages it indexes."""
         with self._db.read() as conn:
-            return _upkeep.check(conn, self._blobs, verify)
+            report = _upkeep.check(conn, self._blobs, verify)
+        if not verify:
+            return report
+        with self._db.write() as conn:  # FTS5 runs its check as a command, which needs a write
+            return report.model_copy(update={"search_index_ok": _fulltext.consistent(conn)})
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -375,35 +423,7 @@ class Store:
         return entry
 
     def _not_found(self, conn: sqlite3.Connection, ref: str) -> NotFound:
-        row = conn.execute("SELECT reason, at, tool, args FROM gone WHERE handle = ?", (ref,))
-        gone = row.fetchone()
-        if gone is not None:
-            reason, at, tool, args = gone
-            source = str(Source(tool=tool, args=json.loads(args)))
-            when = to_datetime(at).strftime("%Y-%m-%d %H:%M UTC")
-            why = {
-                "expired": f"expired on {when} (entries live {self.ttl_ms // 3_600_000} hours)",
-                "evicted": f"was evicted on {when} to keep the store under {self.max_bytes} bytes",
-                "deleted": f"was deleted on {when}",
-                "cleared": f"was removed when the store was cleared on {when}",
-                "corrupt": f"was removed on {when} because its bytes were corrupt on disk",
-                "missing": f"lost its data on {when} (the file was removed outside Fabric)",
-            }.get(reason, f"is gone ({reason})")
-            return NotFound(
-                f"{ref} {why}. To get the data again, run {source} again.",
-                ref=ref,
-                reason=reason,
-                source=source,
-            )
-        recent = conn.execute("SELECT handle FROM entries ORDER BY accessed DESC LIMIT 2000")
-        close = difflib.get_close_matches(ref, [h for (h,) in recent], n=1, cutoff=0.75)
-        hint = f" Did you mean {close[0]}?" if close else ""
-        return NotFound(
-            f"no entry {ref} in this store.{hint} List live handles with `fabric store list`; "
-            "if the data was never stored here, run the call that produces it.",
-            ref=ref,
-            reason="unknown",
-        )
+        return not_found(conn, ref, ttl_ms=self.ttl_ms, max_bytes=self.max_bytes)
 
     def _remove(self, entry: Entry, reason: str) -> NotFound:
         """Bury an entry found expired or dangling; return the error that explains it."""
@@ -432,6 +452,19 @@ class Store:
             conn.execute("DELETE FROM blobs WHERE sha256 = ?", (sha,))
             self._blobs.quarantine(sha)
 
+    def _index_queued(self, *, whole: bool) -> int:
+        """Index payloads queued by the migration: one batch of BACKFILL_BYTES, or all of them
+        (a transaction per batch, so writers get their turn); return how many."""
+        done = 0
+        while True:
+            with self._db.read() as conn:
+                if not _fulltext.queued(conn):
+                    return done
+            with self._db.write() as conn:
+                done += _fulltext.backfill(conn, self._blobs, _fulltext.BACKFILL_BYTES)
+            if not whole:
+                return done
+
     def _touch(self, handle: str) -> None:
         with self._db.write() as conn:
             conn.execute("UPDATE entries SET accessed = ? WHERE handle = ?", (self._now(), handle))
@@ -446,7 +479,7 @@ class Store:
 
     def _searchable(self) -> Iterator[Entry]:
         """Live text entries, most recently used first, fetched a page at a time so that a
-        search that stops early never loads the whole index."""
+        scan that stops early never loads the whole index."""
         self._expire()
         last: tuple[int, str] = (2**62, "")
         while True:

@@ -49,8 +49,9 @@ def status_text(report: dict[str, Any]) -> str:
         f"{report['scope']}: {get('executions', 0)} executions ({get('failures', 0)} failed, "
         f"{get('blocks', 0)} blocked), {get('bytes_returned', 0)} of {get('bytes_produced', 0)} "
         f"bytes returned ({get('tokens_returned', 0)} of {get('tokens_produced', 0)} tokens), "
-        f"{get('offloads', 0)} offloads, {get('reads', 0)} reads, {get('summaries', 0)} "
-        f"summaries, {get('analyzer_warnings', 0)} analyzer warnings"
+        f"{get('offloads', 0)} offloads, {get('reads', 0)} reads, {get('searches', 0)} "
+        f"searches, {get('summaries', 0)} summaries, {get('analyzer_warnings', 0)} analyzer "
+        "warnings"
     ]
     if get("media_bytes_returned"):
         lines.append(f"media returned beside the text: {get('media_bytes_returned')} bytes")

@@ -54,6 +54,24 @@ def test_search_finds_the_line(workspace: Path) -> None:
     assert [(h["line"], h["text"]) for h in found["hits"]] == [(2, "ERROR two")]
 
 
+def test_store_search_scans_for_literal_text_and_fabric_search_asks_the_index(
+    workspace: Path,
+) -> None:
+    """`fabric store search` reads every byte, so text inside a word is found; `fabric search`
+    matches whole words from the index (ranked), so it is not: two questions, said in both
+    commands' help."""
+    scanned = json.loads(
+        fabric("store", "search", "RROR tw", "--workspace", str(workspace), "--json").stdout
+    )
+    assert [h["text"] for h in scanned["hits"]] == ["ERROR two"]
+    indexed = json.loads(fabric("search", "RROR", "--workspace", str(workspace), "--json").stdout)
+    assert indexed["hits"] == [] and indexed["total"] == 0
+    words = json.loads(fabric("search", "error", "--workspace", str(workspace), "--json").stdout)
+    assert [(h["line"], h["text"]) for h in words["hits"]] == [(2, "ERROR two")]
+    helped = fabric("store", "search", "--help").stdout
+    assert "reading every byte" in helped and "`fabric search`" in helped
+
+
 def test_unknown_handle_fails_with_the_reason(workspace: Path) -> None:
     done = fabric("store", "show", "nope-12345678", "--workspace", str(workspace))
     assert done.returncode == 1 and "no entry nope-12345678" in done.stderr

@@ -65,6 +65,7 @@ async def test_lists_the_tools(workspace: Path) -> None:
             "ctx_remember",
             "ctx_recall",
             "ctx_forget",
+            "ctx_search",
             "ctx_summarize",
             "ctx_status",
         } <= names

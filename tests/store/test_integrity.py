@@ -81,12 +81,12 @@ def test_check_and_gc_verify_find_silent_corruption(store: Store, tmp_path: Path
     assert store.check(verify=True).ok
 
 
-def test_search_skips_and_reports_a_corrupt_entry(store: Store, tmp_path: Path) -> None:
+def test_a_scan_skips_and_reports_a_corrupt_entry(store: Store, tmp_path: Path) -> None:
     """A corrupt payload is listed as unreadable; the others are still searched."""
     ok = store.put("needle in good")
     bad = store.put("needle in bad")
     flip(blob_path(tmp_path, bad.sha256), 0)
-    found = store.search("needle")
+    found = store.scan("needle")
     assert [h.handle for h in found.hits] == [ok.handle]
     assert found.unreadable == [bad.handle]
 

@@ -1,4 +1,4 @@
-"""Reading byte ranges of an entry, and searching stored payloads for a text."""
+"""Reading byte ranges of an entry, and scanning stored payloads for a literal text."""
 
 from __future__ import annotations
 
@@ -59,63 +59,63 @@ def test_text_of_a_range_replaces_a_cut_character(store: Store) -> None:
     assert store.read_range(handle, 0, 2).text == "h\ufffd"
 
 
-def test_search_finds_handle_line_and_window(store: Store) -> None:
+def test_a_scan_finds_handle_line_and_window(store: Store) -> None:
     """A hit names the handle, the 1-based line and column, and a short window."""
     log = "\n".join(f"line {i} ok" for i in range(1, 500)) + "\nline 500 ERROR disk full\n"
     entry = store.put(log, tool="tools.read", args={"path": "app.log"})
     store.put({"status": "fine"}, tool="tools.status")
-    found = store.search("error")
+    found = store.scan("error")
     assert found.complete and found.entries_scanned == 2
     [hit] = found.hits
     assert (hit.handle, hit.line, hit.column) == (entry.handle, 500, 10)
     assert hit.text == "line 500 ERROR disk full"
 
 
-def test_search_windows_long_lines(store: Store) -> None:
+def test_a_scan_windows_long_lines(store: Store) -> None:
     """A match deep in a long line shows a cut window around it, marked with '...'."""
     store.put("x" * 10_000 + "NEEDLE" + "y" * 10_000)
-    [hit] = store.search("needle", window=60).hits
+    [hit] = store.scan("needle", window=60).hits
     assert hit.text.startswith("...") and hit.text.endswith("...")
     assert "NEEDLE" in hit.text and len(hit.text) <= 66
 
 
-def test_search_joins_lines_cut_between_chunks(store: Store) -> None:
+def test_a_scan_joins_lines_cut_between_chunks(store: Store) -> None:
     """A line that straddles pieces of the scan is found whole, with the right number."""
     head = "a" * (4 * 1024 * 1024 - 3) + "\n"
     entry = store.put(head + "split-marker here\n")
-    [hit] = store.search("split-marker").hits
+    [hit] = store.scan("split-marker").hits
     assert (hit.handle, hit.line) == (entry.handle, 2)
 
 
-def test_search_respects_its_budgets(store: Store) -> None:
+def test_a_scan_respects_its_budgets(store: Store) -> None:
     """max_hits stops the scan and says it is incomplete; one handle can be searched alone."""
     a = store.put("\n".join(["match"] * 50))
     b = store.put("match once")
-    found = store.search("match", max_hits=5)
+    found = store.scan("match", max_hits=5)
     assert len(found.hits) == 5 and not found.complete
-    only = store.search("match", handle=b.handle)
+    only = store.scan("match", handle=b.handle)
     assert [h.handle for h in only.hits] == [b.handle] and only.complete
     assert a.handle != b.handle
 
 
-def test_search_skips_binary_payloads(store: Store) -> None:
+def test_a_scan_skips_binary_payloads(store: Store) -> None:
     """Entries stored as bytes are not scanned."""
     store.put(b"\xff\xfematch")
-    assert store.search("match").hits == []
+    assert store.scan("match").hits == []
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=_FIXTURE)
 @given(query=st.text(min_size=1, max_size=50).filter(str.strip))
-def test_any_query_is_literal_text(store: Store, query: str) -> None:
+def test_any_text_is_scanned_literally(store: Store, query: str) -> None:
     """Regex metacharacters and odd Unicode are matched literally and never crash."""
     entry = store.put(f"before {query} after", tool="t", args={"q": query})
-    found = store.search(query, handle=entry.handle)
+    found = store.scan(query, handle=entry.handle)
     if query.lower() in f"before {query} after".lower() and "\n" not in query:
         assert found.hits, query
 
 
-def test_bad_queries_are_refused(store: Store) -> None:
+def test_bad_scan_texts_are_refused(store: Store) -> None:
     with pytest.raises(InvalidRequest):
-        store.search("   ")
+        store.scan("   ")
     with pytest.raises(InvalidRequest):
-        store.search("x" * 1001)
+        store.scan("x" * 1001)
