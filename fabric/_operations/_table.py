@@ -10,7 +10,6 @@ work and answers a :class:`Reply`. Adding an operation is one decorated function
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import AliasChoices, AliasGenerator, BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
+
+from runtime import run_sync
 
 if TYPE_CHECKING:
     from fabric._session import Fabric
@@ -120,7 +121,9 @@ class Operation:
         session.refresh()
         if inspect.iscoroutinefunction(self.run):
             return await self.run(session, args, surface)  # type: ignore[no-any-return]
-        done = await asyncio.to_thread(self.run, session, args, surface)
+        # On the provider threads, asked to stop when the call is cancelled (its snippet timed
+        # out): a read cannot outlive its execution, nor queue the host's own work behind it.
+        done = await run_sync(self.run, session, args, surface)
         assert isinstance(done, Reply)
         return done
 

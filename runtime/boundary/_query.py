@@ -19,7 +19,7 @@ from runtime._threads import stop_if_requested
 from runtime.boundary._fit import fit
 from runtime.boundary._fit import size as _size
 from runtime.boundary._patterns import PatternTooLarge, check_pattern
-from runtime.boundary._query_json import MAX_JSON_QUERY_BYTES, json_windows
+from runtime.boundary._query_json import MAX_JSON_QUERY_BYTES, TooCostly, json_windows
 from runtime.boundary._readable import Line, Readable, ReadResult, Sample, Window
 
 MAX_MATCHES_CAP = 500
@@ -148,15 +148,36 @@ class Matcher:
         """Matches in decoded ``text`` (the same count as in its UTF-8 bytes)."""
         return text.count(self.query) if self.bytes_mode else self.count(text)
 
-    def text_starts(self, text: str) -> Iterator[int]:
-        """Where each match in decoded ``text`` starts, in characters."""
-        if not self.bytes_mode:
-            yield from (start for start, _ in self.spans(text))
-            return
-        at = text.find(self.query)
-        while at >= 0:
-            yield at
-            at = text.find(self.query, at + len(self.query))
+    def find_from(self, text: str, position: int) -> tuple[int, int] | None:
+        """The (start, end) of the first match in decoded ``text`` at or after ``position``."""
+        if self.bytes_mode:
+            at = text.find(self.query, position)
+            return (at, at + len(self.query)) if at >= 0 else None
+        try:
+            found = self.pattern.search(text, position, timeout=self._left(), concurrent=True)
+        except TimeoutError:
+            raise self._timeout() from None
+        return found.span() if found else None
+
+    def count_from(self, text: str, position: int, before: int) -> tuple[int, int]:
+        """How many matches from ``position`` start before ``before``, and where the last
+        ends: a literal is counted in one pass, never match by match."""
+        if self.bytes_mode:
+            reach = before + len(self.query) - 1
+            count = text.count(self.query, position, reach)
+            last = text.rfind(self.query, position, reach) if count else -1
+            return count, (last + len(self.query) if count else position)
+        count, end = 0, position
+        try:
+            for found in self.pattern.finditer(
+                text, position, timeout=self._left(), concurrent=True
+            ):
+                if found.start() >= before:
+                    break
+                count, end = count + 1, found.end()
+        except TimeoutError:
+            raise self._timeout() from None
+        return count, end
 
     def first_from(self, block: str | bytes, position: int) -> int | None:
         """Where the first match at or after ``position`` starts."""
@@ -319,8 +340,8 @@ def _json_query(
     try:
         text = b"".join(source.pieces()).decode("utf-8")
         total = matcher.text_count(text)
-        windows = json_windows(text, matcher.text_starts(text), context, max_matches)
-    except (ValueError, IndexError, RecursionError):  # the scanner's JSON errors are ValueErrors
+        windows = json_windows(text, matcher, context, max_matches)
+    except (ValueError, IndexError, RecursionError, TooCostly):  # not JSON, or too big to walk
         return None
     return _result(source, matcher, total, windows, [], budget)
 

@@ -11,15 +11,19 @@ where one is, and it stops once the windows are full.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from typing import Protocol
 
 from runtime._threads import stop_if_requested
 from runtime.boundary._jsonpath import child_path
 from runtime.boundary._readable import Line, Window
 from runtime.boundary._scan import Items, Members, skip, space
 
-MAX_JSON_QUERY_BYTES = 32 * 1024 * 1024
+MAX_JSON_QUERY_BYTES = 16 * 1024 * 1024
 """Larger JSON is queried line by line (its windows have no paths)."""
+MAX_DEPTH = 8
+"""Containers nested deeper are shown as one item each (each level decodes its part again)."""
+MAX_ITEMS = 200_000
+"""A walk that visits more items than this gives up, and the JSON is queried by line."""
 _ITEM = 240
 _WINDOW_ITEMS = 12
 """A window grows by joining matches until it holds this many items (and the context)."""
@@ -43,61 +47,95 @@ class _Building:
         """Siblings still to add as its context after the last match."""
 
 
-class _Hits:
-    """Match starts, in order, read one at a time from an iterator (there may be millions)."""
+class Finder(Protocol):
+    """How the walk finds matches in the text (``Matcher`` is one)."""
 
-    def __init__(self, positions: Iterator[int]) -> None:
-        self._rest = positions
-        self._next = next(positions, None)
+    def find_from(self, text: str, position: int) -> tuple[int, int] | None:
+        """The (start, end) of the first match at or after ``position``."""
+        ...
+
+    def count_from(self, text: str, position: int, before: int) -> tuple[int, int]:
+        """How many matches from ``position`` start before ``before``, and where the last
+        of them ends (``position`` if none)."""
+        ...
+
+
+class _Hits:
+    """The next match, found as the walk asks; the matches inside one item are counted at
+    once, never one by one (a 16 MB string of the query letter holds 16 million)."""
+
+    def __init__(self, text: str, finder: Finder) -> None:
+        self._text, self._finder = text, finder
+        self._next = finder.find_from(text, 0)
 
     def __bool__(self) -> bool:
         return self._next is not None
 
     def before(self, end: int) -> bool:
         """Whether the next match starts before ``end``."""
-        return self._next is not None and self._next < end
+        return self._next is not None and self._next[0] < end
 
     def pop(self) -> int:
         if self._next is None:
             raise IndexError("no more matches")
-        at, self._next = self._next, next(self._rest, None)
-        return at
+        start, end = self._next
+        self._next = self._finder.find_from(self._text, end if end > start else start + 1)
+        return start
+
+    def drop_before(self, end: int) -> int:
+        """Pass over the matches that start before ``end``; how many there were."""
+        if not self.before(end):
+            return 0
+        assert self._next is not None
+        count, last = self._finder.count_from(self._text, self._next[0], end)
+        self._next = self._finder.find_from(self._text, last)
+        return count
 
 
-def json_windows(text: str, positions: Iterator[int], context: int, wanted: int) -> list[Window]:
-    """Up to ``wanted`` windows for the matches starting at ``positions`` (in order) in the
-    JSON ``text``. Raises ValueError (from the scanner) if ``text`` is not JSON."""
-    walk = _Walk(text, positions, context, wanted)
+class TooCostly(Exception):
+    """The document is too large or too deep to walk item by item; query it by line."""
+
+
+def json_windows(text: str, finder: Finder, context: int, wanted: int) -> list[Window]:
+    """Up to ``wanted`` windows for the matches ``finder`` finds in the JSON ``text``.
+    Raises ValueError (from the scanner) if ``text`` is not JSON, TooCostly past the walk's
+    bounds."""
+    walk = _Walk(text, finder, context, wanted)
     start = space(text, 0)
     end = skip(text, start)
     if text[start] in "{[":
         walk.container(start, end, "$")
     elif walk.hits:
         walk.item(None, "$", 0, _Item("$", start, end, walk.hits.pop()), deque())
-    return list(_windows(text, walk.windows))
+    return _windows(text, walk.windows)
 
 
 class _Walk:
-    def __init__(self, text: str, positions: Iterator[int], context: int, wanted: int) -> None:
+    def __init__(self, text: str, finder: Finder, context: int, wanted: int) -> None:
         self.s = text
-        self.hits = _Hits(positions)
+        self.hits = _Hits(text, finder)
+        self.visited = 0
         self.context, self.wanted = context, wanted
         self.windows: list[_Building] = []
         self.full = False
 
-    def container(self, start: int, end: int, path: str) -> None:
+    def container(self, start: int, end: int, path: str, depth: int = 1) -> None:
         s = self.s
         recent: deque[tuple[int, _Item]] = deque(maxlen=self.context)
         mine: _Building | None = None
         walk: Members | Items = Members(s, start) if s[start] == "{" else Items(s, start)
         for index, entry in enumerate(walk):
             stop_if_requested()
+            self.visited += 1
+            if self.visited > MAX_ITEMS:
+                raise TooCostly(f"more than {MAX_ITEMS} items walked")
             key, at = entry if isinstance(entry, tuple) else (None, entry)
             item_path = child_path(path, key) if key is not None else f"{path}[{index}]"
             item_end = skip(s, at)
             own = self.hits.pop() if self.hits.before(at) else None
-            if own is None and self.hits.before(item_end) and s[at] in "{[":
-                self.container(at, item_end, item_path)  # the matches inside are its items'
+            inside = own is None and self.hits.before(item_end) and s[at] in "{["
+            if inside and depth < MAX_DEPTH:  # deeper than that, a container is one item
+                self.container(at, item_end, item_path, depth + 1)
                 if self.full:
                     return
             if own is None and self.hits.before(item_end):
@@ -125,10 +163,7 @@ class _Walk:
     ) -> _Building | None:
         """Place the matched ``item`` in this container's last window ``mine``, or in a new
         one with the siblings before it; the window it is in, None once the windows are full."""
-        extra = 0
-        while self.hits.before(item.end):  # more matches in the same item
-            self.hits.pop()
-            extra += 1
+        extra = self.hits.drop_before(item.end)  # more matches in the same item
         shown = max(mine.items) if mine is not None else -1
         joins = mine is not None and (
             index <= shown

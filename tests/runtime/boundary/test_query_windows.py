@@ -148,3 +148,25 @@ def test_json_matches_beyond_the_windows_are_counted() -> None:
 def test_text_that_is_not_json_after_all_is_queried_by_line() -> None:
     got = read(BytesReadable("d", b'{"a": 1,\n"HIT": oops', "json"), budget=4096, query="HIT")
     assert got.total_matches == 1 and got.windows[0].path is None and got.windows[0].line == 2
+
+
+def test_json_deeper_than_the_walk_goes_is_shown_as_one_item() -> None:
+    """Each level the walk descends decodes its part again, so it descends 8 at most."""
+    text = "[" * 30 + '"HIT"' + "]" * 30
+    got = read(BytesReadable("d", text.encode(), "json"), budget=4096, query="HIT")
+    assert got.total_matches == 1 and got.windows[0].path == "$" + "[0]" * 8
+
+
+def test_json_with_more_items_than_the_walk_visits_is_queried_by_line() -> None:
+    text = "[" + "1," * 300_000 + '"HIT"]'
+    got = read(BytesReadable("d", text.encode(), "json"), budget=4096, query="HIT")
+    assert got.total_matches == 1 and got.windows[0].path is None and got.windows[0].line == 1
+
+
+def test_the_matches_inside_one_item_are_counted_at_once() -> None:
+    text = json.dumps({"log": "a" * 1_000_000, "other": "a"})
+    got = read(BytesReadable("d", text.encode(), "json"), budget=4096, query="a", context=0)
+    assert got.total_matches == 1_000_001
+    (window,) = got.windows  # adjacent items share a window
+    assert window.matches == 1_000_001 and window.path == "$.log"
+    assert [row.path for row in window.lines] == ["$.log", "$.other"]
