@@ -16,6 +16,12 @@ _TAIL = 6
 _LINE = 200
 _READ = 4000
 """Bytes of the original the suggested reads ask for."""
+_VIEW = 1 << 20
+"""Characters of a long error's start and of its end that compaction looks at, line by line."""
+_MAX_DIAGNOSTICS = 2000
+"""Distinct diagnostic lines counted at most (the rest of the middle is not told apart)."""
+_CUT_NOTE = "characters cut here: the message is larger than the result limit allows"
+"""The worker's note where it cut a message: always shown, first among the diagnostics."""
 
 
 @dataclass(frozen=True)
@@ -28,11 +34,13 @@ class _Shown:
 
 def compact_error_text(text: str, budget: int, handle: str, *, redact: bool = True) -> str:
     """At most ``budget`` bytes (never less than the footer and the last line need) that
-    stand for ``text``, stored whole as ``handle``."""
+    stand for ``text``, stored whole as ``handle``. Only the first and last ``_VIEW``
+    characters are looked at line by line, and only what is shown is redacted, so the cost
+    is bounded whatever the error's size."""
     size = _size(text)
-    lines = (redact_secrets(text) if redact else text).splitlines() or [""]
-    total = len(lines)
-    tail_start = max(0, total - _TAIL)
+    lines, unseen = _viewed(text)
+    total = len(lines) + unseen
+    tail_start = max(0, len(lines) - _TAIL)
     middle = lines[min(_HEAD, tail_start) : tail_start]
     repeats = _diagnostic_counts(middle)
     seen = {line.strip() for line in lines[:_HEAD] + lines[tail_start:]}
@@ -44,22 +52,48 @@ def compact_error_text(text: str, budget: int, handle: str, *, redact: bool = Tr
     unnoted = dict(repeats)  # each recurring line says so once, where it is first shown
     head = _noting(_folded(lines[: min(_HEAD, tail_start)]), unnoted)
     tail = _noting(_folded(lines[tail_start:], last=max(_LINE, budget // 2)), unnoted)
+    omitted = len(middle) + unseen
 
-    def footer(shown: int) -> str:
+    def footer(shown: int, folded: int) -> str:
+        more = f", {folded} more as repeat counts" if folded else ""
         return (
-            f"[error compacted, {shown} of {total} lines shown; all {size} bytes: "
+            f"[error compacted, {shown} of {total} lines shown{more}; all {size} bytes: "
             f'ctx.read("{handle}", offset={max(0, size - _READ)}, length={_READ}) for the end, '
             'offset=0 the start, query="..." lines]'
         )
 
-    room = budget - _size(footer(total)) - 1 - _gap_bytes(middle, diagnostics)
+    gap = _gap(omitted, unseen, repeats, diagnostics, len(diagnostics)) if omitted else ""
+    room = budget - _size(footer(total, total)) - 1 - (_size(gap) + 1 if gap else 0)
     head, chosen, tail = _fitted(head, diagnostics, tail, room)
     parts = [line.text for line in head]
-    if middle:
-        parts.append(_gap(middle, diagnostics, len(chosen)))
+    if omitted:
+        parts.append(_gap(omitted, unseen, repeats, diagnostics, len(chosen)))
         parts += [line.text for line in chosen]
     parts += [line.text for line in tail]
-    return "\n".join([*parts, footer(sum(line.lines for line in head + chosen + tail))])
+    body = "\n".join(parts)
+    shown_lines = head + chosen + tail
+    represented = sum(line.lines for line in shown_lines)
+    return (
+        f"{redact_secrets(body) if redact else body}\n"
+        f"{footer(len(shown_lines), represented - len(shown_lines))}"
+    )
+
+
+def _viewed(text: str) -> tuple[list[str], int]:
+    """The lines compaction looks at (all of them, or those of the first and last ``_VIEW``
+    characters of a larger text), and how many lines between those it did not look at."""
+    if len(text) <= 2 * _VIEW:
+        lines = text.split("\n")
+        if len(lines) > 1 and lines[-1] == "":
+            lines.pop()
+        return [line.rstrip("\r") for line in lines], 0
+    head = text[:_VIEW].split("\n")[:-1] or [text[:_LINE]]  # whole lines only
+    tail = text[-_VIEW:].split("\n")[1:] or [text[-_LINE:]]
+    if len(tail) > 1 and tail[-1] == "":
+        tail.pop()
+    total = text.count("\n") + (0 if text.endswith("\n") else 1)
+    unseen = max(0, total - len(head) - len(tail))
+    return [line.rstrip("\r") for line in head + tail], unseen
 
 
 def _fitted(
@@ -97,13 +131,17 @@ def _folded(lines: list[str], last: int = _LINE) -> list[tuple[str, _Shown]]:
 
 
 def _diagnostic_counts(middle: list[str]) -> dict[str, int]:
-    """The distinct diagnostic lines of ``middle``, in order of first appearance, each with
-    how often it occurs."""
+    """The distinct diagnostic lines of ``middle`` (at most ``_MAX_DIAGNOSTICS``), in order
+    of first appearance (the worker's note of a cut first), each with how often it occurs."""
     counts: dict[str, int] = {}
     for line in middle:
-        if MARKERS.search(line):
-            key = line.strip()
-            counts[key] = counts.get(key, 0) + 1
+        key = line.strip()
+        if key in counts:
+            counts[key] += 1
+        elif _CUT_NOTE in line:
+            counts = {key: 1, **counts}
+        elif len(counts) < _MAX_DIAGNOSTICS and MARKERS.search(line):
+            counts[key] = 1
     return counts
 
 
@@ -121,16 +159,20 @@ def _noting(lines: list[tuple[str, _Shown]], repeats: dict[str, int]) -> list[_S
     return out
 
 
-def _gap(middle: list[str], diagnostics: list[_Shown], shown: int) -> str:
+def _gap(
+    omitted: int, unseen: int, repeats: dict[str, int], diagnostics: list[_Shown], shown: int
+) -> str:
+    """The line that stands for the omitted middle: how many lines, and its diagnostics."""
+    head = f"… {omitted} lines omitted"
+    if unseen:
+        head += f" ({unseen} of them not looked at: query the handle for them)"
     if not diagnostics:
-        return f"… {len(middle)} lines omitted, none a diagnostic"
+        if repeats:
+            return f"{head}; the diagnostics among them recur in the lines shown ([+N] counts)"
+        return f"{head}, none a diagnostic"
     more = len(diagnostics) - shown
     rest = f", {more} not shown" if more else ""
-    return f"… {len(middle)} lines omitted; their {len(diagnostics)} distinct diagnostics{rest}:"
-
-
-def _gap_bytes(middle: list[str], diagnostics: list[_Shown]) -> int:
-    return _size(_gap(middle, diagnostics, 0)) + 1 if middle else 0
+    return f"{head}; their {len(diagnostics)} distinct diagnostics{rest}:"
 
 
 def _within(lines: list[_Shown], room: int, *, keep_last: bool) -> list[_Shown]:

@@ -129,13 +129,15 @@ def _printable(value: Any, cap: int, attribute: bool = False) -> str:
         return "" if attribute else "<unprintable>"
     if attribute:
         return readable(text[:cap])
-    if len(text) > cap:  # its start and its end, which often says what failed
-        cut = len(text) - cap
-        text = (
-            f"{text[: cap // 2]}\n… [{cut} characters cut here: the message is larger than the "
-            f"result limit allows] …\n{text[-(cap - cap // 2) :]}"
-        )
-    return readable(text)
+    shown = readable(text)  # a lone surrogate spelled out takes 6 characters: cut after it
+    if len(shown) <= cap:
+        return shown
+    half = cap // 2
+    head, tail = readable(text[:half])[:half], readable(text[-half:])[-half:]
+    return (
+        f"{head}\n… [{len(shown) - len(head) - len(tail)} characters cut here: the message is "
+        f"larger than the result limit allows] …\n{tail}"
+    )
 
 
 # -- walking a value -------------------------------------------------------------------------

@@ -96,8 +96,12 @@ def test_no_line_is_shown_twice_and_the_omission_is_counted(boundary: Boundary) 
     assert "KeyError: 'a'  [+15 in the omitted lines]" in shown
     assert done.text.count("TypeError: first") == done.text.count("KeyError") == 1
     gap = next(line for line in shown if line.startswith("…"))
-    assert gap == "… 120 lines omitted, none a diagnostic"
-    assert shown_count(done.text) == (8 + 5 + 15 + 6, 134)
+    assert (
+        gap
+        == "… 120 lines omitted; the diagnostics among them recur in the lines shown ([+N] counts)"
+    )
+    assert shown_count(done.text) == (8 + 6, 134)  # and 20 more as repeat counts
+    assert "14 of 134 lines shown, 20 more as repeat counts;" in done.text
 
 
 def test_a_long_single_line_keeps_its_start_and_end(boundary: Boundary) -> None:
@@ -143,3 +147,30 @@ async def test_an_error_beyond_the_result_limit_keeps_its_start_and_end(tmp_path
     assert message.startswith("FIRST ") and message.endswith(MARKER)
     assert "characters cut here: the message is larger than the result limit allows" in message
     assert len(message) < 8_192 + 200
+
+
+def test_a_huge_error_is_looked_at_by_its_start_and_end_only(boundary: Boundary) -> None:
+    """Compaction reads the first and last MB line by line; the lines between are counted
+    and said not looked at (the handle has them), so its cost is bounded."""
+    text = "Traceback\n" + "".join(f"step {i} ok\n" for i in range(400_000)) + MARKER
+    done = boundary.finish(failed(text))
+    assert done.policy_applied == "compact" and done.text.splitlines()[-2] == MARKER
+    gap = next(line for line in done.text.splitlines() if line.startswith("…"))
+    unseen = int(re.search(r"\((\d+) of them not looked at", gap)[1])  # type: ignore[index]
+    assert 0 < unseen < 400_000
+    assert shown_count(done.text)[1] == 400_002
+
+
+def test_the_workers_note_of_a_cut_is_shown(boundary: Boundary) -> None:
+    note = "… [123 characters cut here: the message is larger than the result limit allows] …"
+    text = "\n".join(
+        [
+            "ValueError: start",
+            *(f"row {i}" for i in range(500)),
+            note,
+            *(f"row {i}" for i in range(500)),
+            MARKER,
+        ]
+    )
+    done = boundary.finish(failed(text))
+    assert f"  {note}" in done.text.splitlines()
