@@ -230,7 +230,15 @@ def capped(loaded: Loaded) -> Loaded:
     becomes ``maxReturnTokens``, each only when that setting itself was not set (in the file
     or as an argument), which wins."""
     config, policy = loaded.config, loaded.config.quantitative_policy
-    given = policy.model_fields_set
+    given = set(policy.model_fields_set)
+    warnings = list(loaded.warnings)
+    for name in ("max_bytes", "max_tokens"):
+        if name in given and getattr(policy, name) == 0:  # Fabric's old "no cap"
+            given.discard(name)
+            warnings.append(
+                f"quantitativePolicy.{to_camel(name)} 0 is ignored: it no longer means no cap "
+                f"(the reference's budgets apply); remove it, or set a budget"
+            )
     sources: dict[str, Source] = dict(loaded.sources)
     boundary, analysis = config.boundary, config.analysis
     if "max_bytes" in given and sources["readOffloadThreshold"] == "default":
@@ -243,10 +251,10 @@ def capped(loaded: Loaded) -> Loaded:
         tokens = int(min(max(policy.max_tokens, low or 0), high or policy.max_tokens))
         analysis = analysis.model_copy(update={"max_return_tokens": tokens})
         sources["maxReturnTokens"] = "policy"
-    if sources == loaded.sources:
+    if sources == loaded.sources and len(warnings) == len(loaded.warnings):
         return loaded
     updated = config.model_copy(update={"boundary": boundary, "analysis": analysis})
-    return Loaded(updated, loaded.warnings, sources)
+    return Loaded(updated, tuple(warnings), sources)
 
 
 def overlay(base: Loaded, **given: BaseModel | str | None) -> Loaded:

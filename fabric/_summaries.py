@@ -10,7 +10,14 @@ from typing import Any, Literal
 from fabric._context import ContextTools
 from fabric._llm import Budgets, Completer, ModelSettings, OpenAICompatible, summarize_with_model
 from runtime import ProviderCallError
-from runtime.boundary import SummaryMode, TokenCounter, name_from, redact, summarize
+from runtime.boundary import (
+    SummaryMode,
+    TokenCounter,
+    language_of,
+    name_from,
+    redact,
+    summarize,
+)
 from store import Entry, Store
 
 
@@ -61,8 +68,11 @@ class Summaries:
         extra: dict[str, Any] = {}
         if mode == "model":
             source = await asyncio.to_thread(store.get_text, entry.handle)
-        else:  # a page of PAGE_BYTES at a time, so a huge entry costs one page
-            source, extra = await asyncio.to_thread(_page, store, entry, offset)
+        else:  # a page at a time, so a huge entry costs one page
+            name = name_from(entry.source.args, entry.key)
+            whole = entry.content_type == "json" or mode == "code" or language_of(name)
+            size = WHOLE_BYTES if whole else PAGE_BYTES
+            source, extra = await asyncio.to_thread(_page, store, entry, offset, size)
         if mode == "model":
             completer = self.model or OpenAICompatible(settings)  # type: ignore[arg-type]
             done = await summarize_with_model(
@@ -79,7 +89,6 @@ class Summaries:
         else:
             header = _page_header(entry.handle, extra, entry.bytes) if extra else ""
             room = max(16, max_tokens - self._tokens.count(header)) if header else max_tokens
-            name = name_from(entry.source.args, entry.key)  # the language of code
             summary = await asyncio.to_thread(
                 summarize, source, mode, room, self._tokens.count, entry.content_type, name
             )
@@ -116,11 +125,15 @@ class Summaries:
 
 
 PAGE_BYTES = 512 * 1024
-"""A structural or code summary of a stored entry reads this much of it, from ``offset``."""
+"""A structural summary of stored text reads this much of it, from ``offset``."""
+WHOLE_BYTES = 16 * 1024 * 1024
+"""Code and JSON are summarized whole up to this size (an outline or a JSON shape of part of
+them would mislead: offsets and line numbers of a page are not the file's); the outline
+looks at no more than this itself."""
 
 
-def _page(store: Store, entry: Entry, offset: int) -> tuple[str, dict[str, Any]]:
-    """The text to summarize: the whole entry when it is small, else one page from
+def _page(store: Store, entry: Entry, offset: int, size: int) -> tuple[str, dict[str, Any]]:
+    """The text to summarize: the whole entry when it is small, else ``size`` bytes from
     ``offset``, never splitting a character, and where the next page starts."""
     if offset > entry.bytes:
         raise ProviderCallError(
@@ -128,13 +141,13 @@ def _page(store: Store, entry: Entry, offset: int) -> tuple[str, dict[str, Any]]
             f"pass an offset below {entry.bytes}",
             code="bad_arguments",
         )
-    if offset == 0 and entry.bytes <= PAGE_BYTES:
+    if offset == 0 and entry.bytes <= size:
         return store.get_text(entry.handle), {}
-    data = store.read_range(entry.handle, offset, PAGE_BYTES + 4).data
+    data = store.read_range(entry.handle, offset, size + 4).data
     start = 0
     while start < min(4, len(data)) and 0x80 <= data[start] < 0xC0:  # inside a character
         start += 1
-    end = min(len(data), start + PAGE_BYTES)
+    end = min(len(data), start + size)
     while end < len(data) and end > start and 0x80 <= data[end] < 0xC0:
         end -= 1
     last = offset + end
@@ -150,6 +163,8 @@ def _page_header(handle: str, page: dict[str, Any], size: int) -> str:
     """The line before a page's summary: which bytes it covers and how to go on."""
     first, last = page["offset"], page["offset"] + page["page_bytes"]
     where = f"[summary of bytes {first}-{last} of {size}"
+    if first:  # an outline of the page counts from the page
+        where += f" (its line numbers and [offsets] count from byte {first})"
     if page["next_offset"] is None:
         return f"{where}; this is the end]\n"
     return (

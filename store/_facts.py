@@ -22,6 +22,8 @@ from store._sqlite import Database
 from store._store import estimate_tokens
 
 FACTS_MAX_BYTES = 5 * 1024 * 1024
+FACT_SHARE = 8
+"""One fact holds at most this fraction of the facts' budget."""
 _NAME_LIMIT = 128
 _SCHEMA = """
 CREATE TABLE facts (
@@ -92,18 +94,20 @@ class Facts:
     def remember(self, name: str, text: str) -> Fact:
         """Store ``text`` under ``name``, replacing what the name held before. Over the
         budget, the least recently updated other facts are forgotten to make room (the
-        reference's order), and the fact says which (``evicted``); a fact larger than the
-        whole budget is refused and nothing is forgotten."""
+        reference's order), and the fact says which (``evicted``); a fact larger than an
+        eighth of the budget is refused and nothing is forgotten."""
         check_name(name, what="fact name", limit=_NAME_LIMIT)
         if not isinstance(text, str) or not text.strip():
             raise InvalidRequest(f"the text of fact {name!r} must be non-empty text")
         size = len(text.encode("utf-8", errors="surrogatepass"))
-        if size > self.max_bytes:
+        if size > self.max_bytes // FACT_SHARE:
             raise BudgetExceeded(
-                f"fact {name!r} ({size} bytes) does not fit: facts hold at most "
-                f"{self.max_bytes} bytes in all; shorten it or store it with ctx.offload",
+                f"fact {name!r} ({size} bytes) is too large: one fact holds at most "
+                f"{self.max_bytes // FACT_SHARE} bytes (an eighth of the facts' budget, so that "
+                "remembering one never forgets all the others); shorten it, or store it with "
+                "ctx.offload and remember its handle",
                 size=size,
-                limit=self.max_bytes,
+                limit=self.max_bytes // FACT_SHARE,
             )
         now = int(self._clock() * 1000)
         with self._db.write() as conn:

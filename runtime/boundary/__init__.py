@@ -2,7 +2,7 @@
 previews, error compaction, and ``ctx_read``."""
 
 from runtime.boundary._boundary import HEADER_BYTES, Boundary, Stored
-from runtime.boundary._code import name_from
+from runtime.boundary._code import language_of, name_from
 from runtime.boundary._config import (
     RESULT_FORMATS,
     RESULT_POLICIES,
@@ -60,6 +60,7 @@ __all__ = [
     "check_pattern",
     "estimate_tokens",
     "expansion",
+    "language_of",
     "looks_like_log",
     "name_from",
     "preview",

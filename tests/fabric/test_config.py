@@ -190,6 +190,15 @@ def test_the_policys_defaults_leave_the_threshold_alone() -> None:
     assert loaded.sources["readOffloadThreshold"] == "default"
 
 
+def test_a_policy_of_zeros_from_an_older_config_is_ignored_with_a_warning() -> None:
+    """Fabric's older default block said 0 for no cap; loaded now, it would set a 256-byte
+    threshold and a 1-token return budget without a word."""
+    loaded = capped(parse({"quantitativePolicy": {"maxBytes": 0, "maxTokens": 0}}))
+    assert loaded.config.boundary.read_offload_threshold == 16_384
+    assert loaded.config.analysis.max_return_tokens == 4000
+    assert sum("no longer means no cap" in w for w in loaded.warnings) == 2
+
+
 @pytest.mark.parametrize("low", [1, 100])
 def test_a_policy_below_the_thresholds_floor_is_raised_to_it(low: int) -> None:
     loaded = capped(parse({"policy": {"maxBytes": low}}))

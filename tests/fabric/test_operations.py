@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -343,3 +344,20 @@ async def test_a_stored_files_name_says_which_language_a_summary_outlines(fab: F
     summary = await fab.ctx.summarize(handle=stored.data["handle"], max_tokens=120)
     assert "\ngo, " in summary.text and "func Handler0" in summary.text
     assert 0 < summary.data["coverage"] < 1
+
+
+async def test_code_and_json_over_a_page_are_summarized_whole(fab: Fabric) -> None:
+    """Paging them would mislead: a page's outline counts lines and offsets from the page,
+    and a page of JSON has no shape; up to 16 MB they are summarized whole."""
+    rows = [{"id": i, "name": f"n{i}", "tags": ["a"]} for i in range(40_000)]
+    stored = await fab.ctx.offload(rows, key="rows")
+    summary = await fab.ctx.summarize(handle=stored.data["handle"], max_tokens=200)
+    assert "40000" in summary.text and "next_offset" not in summary.data
+    source = "".join(f"class C{i}:\n    x = {'1' * 200}\n\n" for i in range(5000))
+    stored = await fab.ctx.offload(source, key="big.py")
+    assert stored.data["bytes"] > 1024 * 1024
+    summary = await fab.ctx.summarize(handle=stored.data["handle"], mode="code", max_tokens=300)
+    found = re.search(r"class C(\d+)\S* \[(\d+)\+(\d+)\]", summary.text)
+    assert found, summary.text
+    start = int(found[2])
+    assert source[start:].startswith(f"class C{found[1]}:")

@@ -97,26 +97,29 @@ def test_facts_persist_and_live_apart_from_the_store(tmp_path: Path) -> None:
 
 def test_over_the_budget_the_oldest_facts_are_evicted_and_said(tmp_path: Path) -> None:
     """The reference evicts facts over their 5 MB budget, oldest first, and reports it (a
-    fact used to be refused); one larger than the whole budget is refused, nothing lost."""
+    fact used to be refused); one fact holds at most an eighth of the budget, so remembering
+    one never forgets all the others, and a larger one is refused, nothing forgotten."""
     clock = iter(range(1, 100))
-    with Facts(tmp_path, max_bytes=1000, clock=lambda: next(clock)) as facts:
-        facts.remember("a", "a" * 300)
-        facts.remember("b", "b" * 300)
-        facts.remember("c", "c" * 300)
-        facts.remember("a", "A" * 300)  # updated: now the newest
-        added = facts.remember("d", "d" * 350)
+    with Facts(tmp_path, max_bytes=8000, clock=lambda: next(clock)) as facts:
+        for name in "abcdefg":
+            facts.remember(name, name * 1000)
+        facts.remember("a", "A" * 1000)  # updated: now the newest
+        added = facts.remember("h", "h" * 1000)
+        assert added.evicted == []
+        added = facts.remember("i", "i" * 1000)
         assert added.evicted == ["b"]
-        assert sorted(f.name for f in facts.recall("").facts) == ["a", "c", "d"]
-        assert facts.remember("d", "D" * 450).evicted == ["c"]  # replacing counts the new size
-        with pytest.raises(BudgetExceeded, match="facts hold at most 1000 bytes"):
+        assert facts.remember("i", "I" * 1000).evicted == []  # replacing counts the new size
+        with pytest.raises(BudgetExceeded, match="one fact holds at most 1000 bytes"):
             facts.remember("huge", "h" * 1001)
-        assert facts.total_bytes() == 750
+        kept = facts.recall("", limit=100, max_tokens=100_000).facts
+        assert sorted(f.name for f in kept) == list("acdefghi")
+        assert facts.total_bytes() == 8000
     with pytest.raises(InvalidRequest):
         Facts(tmp_path, max_bytes=6 * 1024 * 1024)
 
 
 @settings(max_examples=60, deadline=None)
-@given(sizes=st.lists(st.integers(1, 400), min_size=1, max_size=30))
+@given(sizes=st.lists(st.integers(1, 125), min_size=1, max_size=30))
 def test_the_facts_never_exceed_their_budget(
     tmp_path_factory: pytest.TempPathFactory, sizes: list[int]
 ) -> None:
