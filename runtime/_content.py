@@ -58,6 +58,13 @@ AUDIO_TYPES: tuple[str, ...] = (
     "audio/aac",
 )
 """The audio types a block may declare."""
+MAX_URI_CHARS = 2048
+"""The most characters a resource's ``uri`` may have (a name, not content)."""
+MAX_MIME_CHARS = 255
+"""The most characters a ``mime_type`` may have (RFC 6838: 127 for the type and subtype
+each)."""
+MAX_STAMP_CHARS = 64
+"""The most characters an annotation's ``last_modified`` may have."""
 
 
 # -- the models -------------------------------------------------------------------------------
@@ -85,8 +92,12 @@ Media = Annotated[
 """Binary data: given as bytes or base64 text, held as bytes, written to JSON as base64."""
 
 
-def _spelled(*names: str) -> Any:
-    return Field(validation_alias=AliasChoices(*names))
+MimeType = Annotated[str, Field(max_length=MAX_MIME_CHARS)]
+"""A media type as text (type/subtype), of bounded length."""
+
+
+def _spelled(*names: str, **given: Any) -> Any:
+    return Field(validation_alias=AliasChoices(*names), **given)
 
 
 class _Model(BaseModel):
@@ -97,12 +108,14 @@ class BlockAnnotations(_Model):
     """MCP's annotations of a block, forwarded to MCP clients (a test holds them to the
     SDK's)."""
 
-    audience: list[Literal["user", "assistant"]] | None = None
+    audience: list[Literal["user", "assistant"]] | None = Field(None, max_length=2)
     """Who the block is for."""
     priority: float | None = Field(None, ge=0.0, le=1.0)
     """How much the block matters, 0 to 1."""
     last_modified: str | None = Field(
-        None, validation_alias=AliasChoices("last_modified", "lastModified")
+        None,
+        max_length=MAX_STAMP_CHARS,
+        validation_alias=AliasChoices("last_modified", "lastModified"),
     )
     """ISO 8601 time the content was last changed."""
 
@@ -127,7 +140,7 @@ class ImageBlock(_Block):
     type: Literal["image"] = "image"
     data: Media
     """The encoded image (PNG bytes, say); over MCP, base64 text."""
-    mime_type: str = _spelled("mime_type", "mimeType")
+    mime_type: MimeType = _spelled("mime_type", "mimeType")
     """One of :data:`IMAGE_TYPES`; the bytes must be of that type."""
 
 
@@ -137,15 +150,15 @@ class AudioBlock(_Block):
     type: Literal["audio"] = "audio"
     data: Media
     """The encoded audio; over MCP, base64 text."""
-    mime_type: str = _spelled("mime_type", "mimeType")
+    mime_type: MimeType = _spelled("mime_type", "mimeType")
     """One of :data:`AUDIO_TYPES`."""
 
 
 class TextResource(_Model):
     """An embedded resource's text: text the model reads, under the shared budget."""
 
-    uri: str = Field(min_length=1)
-    mime_type: str | None = Field(None, validation_alias=AliasChoices("mime_type", "mimeType"))
+    uri: str = Field(min_length=1, max_length=MAX_URI_CHARS)
+    mime_type: MimeType | None = _spelled("mime_type", "mimeType", default=None)
     text: str
     meta: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("_meta", "meta"))
 
@@ -153,8 +166,8 @@ class TextResource(_Model):
 class BlobResource(_Model):
     """An embedded resource's bytes: a medium, under the media caps."""
 
-    uri: str = Field(min_length=1)
-    mime_type: str | None = Field(None, validation_alias=AliasChoices("mime_type", "mimeType"))
+    uri: str = Field(min_length=1, max_length=MAX_URI_CHARS)
+    mime_type: MimeType | None = _spelled("mime_type", "mimeType", default=None)
     blob: Media
     """The bytes; over MCP, base64 text."""
     meta: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("_meta", "meta"))

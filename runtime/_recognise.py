@@ -48,6 +48,14 @@ _EXAMPLES = {
     '(or "blob": <bytes>)',
 }
 
+_SHORTER = {
+    "uri": "a uri names the resource (file:///report.txt, say): put its content in text or blob",
+    "mime_type": 'write it as type/subtype, e.g. "text/plain" or "image/png"',
+    "audience": 'give "user", "assistant" or both, each once',
+    "last_modified": 'write it as ISO 8601 text, e.g. "2025-01-31T12:00:00Z"',
+}
+_SHORTER["mimeType"], _SHORTER["lastModified"] = _SHORTER["mime_type"], _SHORTER["last_modified"]
+
 
 class ContentError(Exception):
     """Content blocks that cannot be sent; the boundary makes it the result's error
@@ -171,6 +179,20 @@ def _invalid(index: int, item: dict[str, Any], exc: ValidationError) -> ContentE
             "runtime", f"{where}: not a field here (it takes {_fields(known)})", example
         )
     got = type(first["input"]).__name__
+    if problem in ("string_too_long", "too_long"):
+        field = str(loc[-1])
+        most = first["ctx"]["max_length"]
+        unit = "characters" if problem == "string_too_long" else "items"
+        return ContentError(
+            "limit",
+            f"{where}: {len(first['input'])} {unit}, more than the {most} it may have",
+            _SHORTER.get(field, example),
+            most,
+        )
+    if loc[-1:] == ["priority"] and problem in ("greater_than_equal", "less_than_equal"):
+        return ContentError(
+            "runtime", f"{where}: must be a number from 0 to 1, not {first['input']!r}", example
+        )
     if problem == "base64":
         return ContentError(
             "runtime",

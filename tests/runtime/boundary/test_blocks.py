@@ -18,6 +18,8 @@ from runtime import (
     MAX_BLOCKS,
     MAX_MEDIA_BYTES,
     MAX_MEDIUM_BYTES,
+    MAX_MIME_CHARS,
+    MAX_URI_CHARS,
     AudioBlock,
     BlockAnnotations,
     ContentBlock,
@@ -288,6 +290,14 @@ BAD = {
         [{"type": "text", "text": "x", "annotations": {"audience": ["robot"]}}],
         "value[0].annotations.audience[0]: input should be 'user' or 'assistant'",
     ),
+    "priority not a number": (
+        [{"type": "text", "text": "x", "annotations": {"priority": float("nan")}}],
+        "value[0].annotations.priority: must be a number from 0 to 1, not nan",
+    ),
+    "priority over 1": (
+        [{"type": "text", "text": "x", "annotations": {"priority": 2.0}}],
+        "value[0].annotations.priority: must be a number from 0 to 1, not 2.0",
+    ),
 }
 
 
@@ -309,6 +319,35 @@ LIMITS = {
         [image(PNG + bytes(MAX_MEDIUM_BYTES - len(PNG)))] * (MAX_MEDIA_BYTES // MAX_MEDIUM_BYTES)
         + [image()],
         "value: the media hold",
+    ),
+    "a long uri": (
+        [{"type": "resource", "resource": {"uri": "file:///" + "u" * 3_000_000, "text": "hi"}}],
+        f"value[0].resource.uri: 3000008 characters, more than the {MAX_URI_CHARS} it may have",
+    ),
+    "a long blob uri": (
+        [{"type": "resource", "resource": {"uri": "u" * 3000, "blob": b"hi"}}],
+        f"value[0].resource.uri: 3000 characters, more than the {MAX_URI_CHARS}",
+    ),
+    "a long resource media type": (
+        [
+            {
+                "type": "resource",
+                "resource": {"uri": "a:b", "mimeType": "a/" + "b" * 3000, "text": ""},
+            }
+        ],
+        f"value[0].resource.mimeType: 3002 characters, more than the {MAX_MIME_CHARS}",
+    ),
+    "a long image media type": (
+        [image(mime_type="image/" + "p" * 3000)],
+        f"value[0].mime_type: 3006 characters, more than the {MAX_MIME_CHARS}",
+    ),
+    "a long audience": (
+        [{"type": "text", "text": "x", "annotations": {"audience": ["user"] * 100_000}}],
+        "value[0].annotations.audience: 100000 items, more than the 2 it may have",
+    ),
+    "a long last_modified": (
+        [{"type": "text", "text": "x", "annotations": {"lastModified": "2" * 1000}}],
+        "value[0].annotations.lastModified: 1000 characters, more than the 64",
     ),
 }
 
