@@ -16,6 +16,8 @@ from runtime._content import (
     MAX_BLOCKS,
     MAX_MEDIA_BYTES,
     MAX_MEDIUM_BYTES,
+    MAX_META_BYTES,
+    MAX_META_DEPTH,
     MAX_MIME_CHARS,
     MAX_URI_CHARS,
     MODELS,
@@ -62,8 +64,10 @@ def readme_table() -> str:
         f"Limits: at most {MAX_BLOCKS} blocks; an image, clip or blob of at most "
         f"{MAX_MEDIUM_BYTES // mib} MiB (decoded), the media of one result {MAX_MEDIA_BYTES // mib}"
         f" MiB together, and the whole value within `maxResultBytes`; a `mime_type` of at most "
-        f"{MAX_MIME_CHARS} characters, `annotations.audience` each of `user` and `assistant` "
-        "at most once (two in all). Kept beside the media "
+        f"{MAX_MIME_CHARS} characters, `annotations.audience` of at most two (`user`, `assistant`)"
+        f"; `_meta` a JSON object at most {MAX_META_DEPTH} levels deep "
+        f"and {MAX_META_BYTES // 1024} KiB as JSON, and all of a result's together. Kept "
+        "beside the media "
         f"when the text is offloaded: text blocks of at most {SIBLING_BYTES} bytes, first come "
         f"first kept, {SIBLINGS_BYTES} bytes (and a quarter of the budget) and {SIBLINGS} "
         "blocks in all.",

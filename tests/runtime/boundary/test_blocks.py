@@ -18,6 +18,8 @@ from runtime import (
     MAX_BLOCKS,
     MAX_MEDIA_BYTES,
     MAX_MEDIUM_BYTES,
+    MAX_META_BYTES,
+    MAX_META_DEPTH,
     MAX_MIME_CHARS,
     MAX_URI_CHARS,
     AudioBlock,
@@ -52,6 +54,19 @@ def big_text(lines: int = 5000, marker_at: int | None = None) -> str:
     if marker_at is not None:
         rows[marker_at] = f"row {marker_at}: {MARKER} is here"
     return "\n".join(rows)
+
+
+def nested(depth: int) -> dict[str, Any]:
+    inner: dict[str, Any] = {}
+    for _ in range(depth):
+        inner = {"a": inner}
+    return inner
+
+
+def cycle() -> dict[str, Any]:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    return loop
 
 
 def shown_text(blocks: tuple[ContentBlock, ...]) -> int:
@@ -245,7 +260,7 @@ def test_a_list_meant_as_blocks_says_why_it_is_plain_data(boundary: Boundary) ->
     assert done.ok and done.blocks == ()
     assert (
         "[note: shown as plain data, not content blocks: value[1] has 'mimetype', which an "
-        "image block does not take (it takes type, data, mime_type, annotations, meta)]"
+        "image block does not take (it takes type, data, mime_type, annotations, _meta)]"
     ) in done.text
 
 
@@ -289,6 +304,27 @@ BAD = {
     "bad audience": (
         [{"type": "text", "text": "x", "annotations": {"audience": ["robot"]}}],
         "value[0].annotations.audience[0]: input should be 'user' or 'assistant'",
+    ),
+    "two spellings of _meta": (
+        [{"type": "text", "text": "x", "_meta": {}, "meta": {}}],
+        "value[0].meta: a second spelling of _meta",
+    ),
+    "_meta nested too deep": (
+        [{"type": "text", "text": "x", "_meta": nested(300)}],
+        f"value[0]._meta: nests deeper than {MAX_META_DEPTH} levels",
+    ),
+    "_meta a cycle": ([{"type": "text", "text": "x", "_meta": cycle()}], "value[0]._meta: nests"),
+    "_meta key not text": (
+        [{"type": "text", "text": "x", "_meta": {1: 2}}],
+        "value[0]._meta: has a key of type int (1), not text",
+    ),
+    "_meta not JSON": (
+        [image(_meta={"a": [float("nan")]})],
+        "value[0]._meta: holds nan, which JSON has not",
+    ),
+    "a resource's _meta of bytes": (
+        [{"type": "resource", "resource": {"uri": "a:b", "text": "", "meta": {"k": b"x"}}}],
+        "value[0].resource.meta: holds a value of type bytes, which is not JSON",
     ),
     "priority not a number": (
         [{"type": "text", "text": "x", "annotations": {"priority": float("nan")}}],
@@ -344,6 +380,18 @@ LIMITS = {
     "a long audience": (
         [{"type": "text", "text": "x", "annotations": {"audience": ["user"] * 100_000}}],
         "value[0].annotations.audience: 100000 items, more than the 2 it may have",
+    ),
+    "a wide _meta": (
+        [{"type": "text", "text": "x", "_meta": {str(i): i for i in range(1_000_000)}}],
+        f"value[0]._meta: more than {MAX_META_BYTES} bytes as JSON",
+    ),
+    "a long text in _meta": (
+        [{"type": "text", "text": "x", "_meta": {"m": "z" * 20_000_000}}],
+        f"value[0]._meta: more than {MAX_META_BYTES} bytes as JSON",
+    ),
+    "the _meta of all blocks": (
+        [{"type": "text", "text": "x", "_meta": {"m": "z" * (MAX_META_BYTES // 2)}}] * 3,
+        "value: the _meta of the blocks hold about",
     ),
     "a long last_modified": (
         [{"type": "text", "text": "x", "annotations": {"lastModified": "2" * 1000}}],
