@@ -179,6 +179,32 @@ def test_a_single_text_block_is_stored_as_its_exact_text(boundary: Boundary, sto
     assert found.windows[0].line == 11
 
 
+def test_a_single_resource_keeps_its_exact_text_and_the_notice_its_uri(
+    boundary: Boundary, store: Store
+) -> None:
+    """The handle holds the resource's exact text; its uri and media type, which the model
+    no longer gets as a block, are in the notice's line of what the handle holds."""
+    large = big_text(marker_at=10)
+    resource = {"uri": "file:///reports/q3.txt", "mime_type": "text/plain", "text": large}
+    done = boundary.finish(ok([image(), {"type": "resource", "resource": resource}]))
+    assert done.handle is not None and store.get(done.handle) == large.encode()
+    assert [b.type for b in done.blocks] == ["image", "text"]
+    assert (
+        "exact text of block 1 (the resource file:///reports/q3.txt, text/plain) of the 2 "
+        "content blocks"
+    ) in done.text
+
+
+def test_resources_among_several_text_blocks_keep_uri_and_media_type(
+    boundary: Boundary, store: Store
+) -> None:
+    resource = {"uri": "file:///q3.txt", "mimeType": "text/plain", "text": big_text()}
+    done = boundary.finish(ok([{"type": "resource", "resource": resource}, text(big_text())]))
+    assert done.handle is not None
+    first = json.loads(store.get(done.handle))["textBlocks"][0]
+    assert (first["uri"], first["mime_type"]) == ("file:///q3.txt", "text/plain")
+
+
 def test_short_siblings_stay_within_their_allowance(store: Store) -> None:
     """Short text blocks (512 bytes at most) stay beside the media, first come first kept,
     within a quarter of the budget; the notice stands where the first block held back stood;
