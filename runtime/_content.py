@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -58,6 +59,17 @@ AUDIO_TYPES: tuple[str, ...] = (
     "audio/aac",
 )
 """The audio types a block may declare."""
+MAX_URI_CHARS = 2048
+"""The most characters a resource's ``uri`` may have (a name, not content)."""
+MAX_MIME_CHARS = 255
+"""The most characters a ``mime_type`` may have (RFC 6838: 127 for the type and subtype
+each)."""
+MAX_STAMP_CHARS = 64
+"""The most characters an annotation's ``last_modified`` may have."""
+MAX_META_BYTES = 64 * 1024
+"""The most bytes a ``_meta`` may hold as JSON, and all of one result's together."""
+MAX_META_DEPTH = 32
+"""The deepest a ``_meta`` may nest (the object itself is level 1)."""
 
 
 # -- the models -------------------------------------------------------------------------------
@@ -85,8 +97,82 @@ Media = Annotated[
 """Binary data: given as bytes or base64 text, held as bytes, written to JSON as base64."""
 
 
-def _spelled(*names: str) -> Any:
-    return Field(validation_alias=AliasChoices(*names))
+MimeType = Annotated[str, Field(max_length=MAX_MIME_CHARS)]
+"""A media type as text (type/subtype), of bounded length."""
+
+
+def meta_bytes(value: object) -> int:
+    """About how many bytes ``value`` takes as JSON, walked no further than
+    :data:`MAX_META_DEPTH` levels and :data:`MAX_META_BYTES` bytes; raises a pydantic error
+    for what is not JSON (a key not text, bytes, nan), deeper or larger."""
+    size = 0
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if depth > MAX_META_DEPTH:
+                raise PydanticCustomError(
+                    "meta_depth", "nests deeper than {most} levels", {"most": MAX_META_DEPTH}
+                )
+            size += 1
+            pairs = item.items() if isinstance(item, dict) else ((None, one) for one in item)
+            for key, inner in pairs:
+                if isinstance(item, dict):
+                    if not isinstance(key, str):
+                        raise PydanticCustomError(
+                            "meta_json",
+                            "has a key of type {kind} ({key}), not text",
+                            {"kind": type(key).__name__, "key": repr(key)[:40]},
+                        )
+                    size += _text_bytes(key) + 1
+                size += 1
+                stack.append((inner, depth + 1))
+                if size > MAX_META_BYTES:
+                    break
+        elif isinstance(item, str):
+            size += _text_bytes(item)
+        elif item is None or isinstance(item, bool):
+            size += 5
+        elif isinstance(item, int):
+            size += item.bit_length() // 3 + 2  # decimal digits, about
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise PydanticCustomError(
+                    "meta_json", "holds {item}, which JSON has not", {"item": repr(item)}
+                )
+            size += len(repr(item))
+        else:
+            raise PydanticCustomError(
+                "meta_json",
+                "holds a value of type {kind}, which is not JSON",
+                {"kind": type(item).__name__},
+            )
+        if size > MAX_META_BYTES:
+            raise PydanticCustomError(
+                "meta_size", "more than {most} bytes as JSON", {"most": MAX_META_BYTES}
+            )
+    return size
+
+
+def _text_bytes(text: str) -> int:
+    if len(text) > MAX_META_BYTES:
+        return len(text)  # over already: no need to encode it
+    return len(text.encode("utf-8", "surrogatepass")) + 2
+
+
+def _bounded_json(value: object) -> object:
+    if isinstance(value, dict):  # else the model says what it must be
+        meta_bytes(value)
+    return value
+
+
+Meta = Annotated[dict[str, Any], BeforeValidator(_bounded_json)]
+"""MCP's ``_meta``: a JSON object, at most :data:`MAX_META_DEPTH` deep and
+:data:`MAX_META_BYTES` bytes."""
+
+
+def _spelled(*names: str, **given: Any) -> Any:
+    return Field(validation_alias=AliasChoices(*names), **given)
 
 
 class _Model(BaseModel):
@@ -97,12 +183,14 @@ class BlockAnnotations(_Model):
     """MCP's annotations of a block, forwarded to MCP clients (a test holds them to the
     SDK's)."""
 
-    audience: list[Literal["user", "assistant"]] | None = None
+    audience: list[Literal["user", "assistant"]] | None = Field(None, max_length=2)
     """Who the block is for."""
     priority: float | None = Field(None, ge=0.0, le=1.0)
     """How much the block matters, 0 to 1."""
     last_modified: str | None = Field(
-        None, validation_alias=AliasChoices("last_modified", "lastModified")
+        None,
+        max_length=MAX_STAMP_CHARS,
+        validation_alias=AliasChoices("last_modified", "lastModified"),
     )
     """ISO 8601 time the content was last changed."""
 
@@ -110,7 +198,7 @@ class BlockAnnotations(_Model):
 class _Block(_Model):
     annotations: BlockAnnotations | None = None
     """MCP annotations, forwarded to MCP clients as they are."""
-    meta: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("_meta", "meta"))
+    meta: Meta | None = _spelled("_meta", "meta", default=None)
     """MCP's ``_meta``, forwarded as it is."""
 
 
@@ -127,7 +215,7 @@ class ImageBlock(_Block):
     type: Literal["image"] = "image"
     data: Media
     """The encoded image (PNG bytes, say); over MCP, base64 text."""
-    mime_type: str = _spelled("mime_type", "mimeType")
+    mime_type: MimeType = _spelled("mime_type", "mimeType")
     """One of :data:`IMAGE_TYPES`; the bytes must be of that type."""
 
 
@@ -137,27 +225,27 @@ class AudioBlock(_Block):
     type: Literal["audio"] = "audio"
     data: Media
     """The encoded audio; over MCP, base64 text."""
-    mime_type: str = _spelled("mime_type", "mimeType")
+    mime_type: MimeType = _spelled("mime_type", "mimeType")
     """One of :data:`AUDIO_TYPES`."""
 
 
 class TextResource(_Model):
     """An embedded resource's text: text the model reads, under the shared budget."""
 
-    uri: str = Field(min_length=1)
-    mime_type: str | None = Field(None, validation_alias=AliasChoices("mime_type", "mimeType"))
+    uri: str = Field(min_length=1, max_length=MAX_URI_CHARS)
+    mime_type: MimeType | None = _spelled("mime_type", "mimeType", default=None)
     text: str
-    meta: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("_meta", "meta"))
+    meta: Meta | None = _spelled("_meta", "meta", default=None)
 
 
 class BlobResource(_Model):
     """An embedded resource's bytes: a medium, under the media caps."""
 
-    uri: str = Field(min_length=1)
-    mime_type: str | None = Field(None, validation_alias=AliasChoices("mime_type", "mimeType"))
+    uri: str = Field(min_length=1, max_length=MAX_URI_CHARS)
+    mime_type: MimeType | None = _spelled("mime_type", "mimeType", default=None)
     blob: Media
     """The bytes; over MCP, base64 text."""
-    meta: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("_meta", "meta"))
+    meta: Meta | None = _spelled("_meta", "meta", default=None)
 
 
 def contents_kind(value: object) -> str | None:
@@ -229,6 +317,12 @@ def media_bytes(block: ContentBlock) -> int:
     if isinstance(block, ResourceBlock) and isinstance(block.resource, BlobResource):
         return len(block.resource.blob)
     return 0
+
+
+def metas_bytes(block: ContentBlock) -> int:
+    """Bytes of the ``_meta`` of ``block`` and of its resource, as JSON (about)."""
+    metas = [block.meta, block.resource.meta if isinstance(block, ResourceBlock) else None]
+    return sum(meta_bytes(meta) for meta in metas if meta is not None)
 
 
 def as_text(block: ContentBlock) -> str:

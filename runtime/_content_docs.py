@@ -16,6 +16,10 @@ from runtime._content import (
     MAX_BLOCKS,
     MAX_MEDIA_BYTES,
     MAX_MEDIUM_BYTES,
+    MAX_META_BYTES,
+    MAX_META_DEPTH,
+    MAX_MIME_CHARS,
+    MAX_URI_CHARS,
     MODELS,
     BlobResource,
     TextResource,
@@ -35,7 +39,8 @@ _RULES = {
     "text": "—",
     "image": ", ".join(f"`{mime}`" for mime in IMAGE_TYPES) + "; the bytes must be of that type",
     "audio": ", ".join(f"`{mime}`" for mime in AUDIO_TYPES),
-    "resource": "`uri` required; `text` or `blob`, not both; `mime_type` as type/subtype",
+    "resource": f"`uri` required, at most {MAX_URI_CHARS} characters; `text` or `blob`, not "
+    "both; `mime_type` as type/subtype",
 }
 
 
@@ -58,7 +63,11 @@ def readme_table() -> str:
         "",
         f"Limits: at most {MAX_BLOCKS} blocks; an image, clip or blob of at most "
         f"{MAX_MEDIUM_BYTES // mib} MiB (decoded), the media of one result {MAX_MEDIA_BYTES // mib}"
-        f" MiB together, and the whole value within `maxResultBytes`. Kept beside the media "
+        f" MiB together, and the whole value within `maxResultBytes`; a `mime_type` of at most "
+        f"{MAX_MIME_CHARS} characters, `annotations.audience` of at most two (`user`, `assistant`)"
+        f"; `_meta` a JSON object at most {MAX_META_DEPTH} levels deep "
+        f"and {MAX_META_BYTES // 1024} KiB as JSON, and all of a result's together. Kept "
+        "beside the media "
         f"when the text is offloaded: text blocks of at most {SIBLING_BYTES} bytes, first come "
         f"first kept, {SIBLINGS_BYTES} bytes (and a quarter of the budget) and {SIBLINGS} "
         "blocks in all.",

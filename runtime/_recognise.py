@@ -24,6 +24,8 @@ from runtime._content import (
     MAX_BLOCKS,
     MAX_MEDIA_BYTES,
     MAX_MEDIUM_BYTES,
+    MAX_META_BYTES,
+    MAX_META_DEPTH,
     MODELS,
     AudioBlock,
     BlobResource,
@@ -34,6 +36,7 @@ from runtime._content import (
     TextResource,
     contents_kind,
     media_bytes,
+    metas_bytes,
     spellings,
 )
 
@@ -47,6 +50,19 @@ _EXAMPLES = {
     "resource": '{"type": "resource", "resource": {"uri": "file:///a.txt", "text": "..."}} '
     '(or "blob": <bytes>)',
 }
+
+_SHORTER = {
+    "uri": "a uri names the resource (file:///report.txt, say): put its content in text or blob",
+    "mime_type": 'write it as type/subtype, e.g. "text/plain" or "image/png"',
+    "audience": 'give "user", "assistant" or both, each once',
+    "last_modified": 'write it as ISO 8601 text, e.g. "2025-01-31T12:00:00Z"',
+}
+_SHORTER["mimeType"], _SHORTER["lastModified"] = _SHORTER["mime_type"], _SHORTER["last_modified"]
+
+_META_HINT = (
+    "keep _meta to a few small keys (it is forwarded to MCP clients, not read by the model); "
+    "return data as a value, or store it with ctx.offload"
+)
 
 
 class ContentError(Exception):
@@ -96,6 +112,15 @@ def recognise(value: Any) -> Recognised:
             "return fewer or smaller media (downscale or crop images), over several snippets",
             MAX_MEDIA_BYTES,
         )
+    metas = sum(metas_bytes(block) for block in blocks)
+    if metas > MAX_META_BYTES:
+        raise ContentError(
+            "limit",
+            f"value: the _meta of the blocks hold about {metas} bytes as JSON in all, more than "
+            f"the {MAX_META_BYTES} one result may carry",
+            _META_HINT,
+            MAX_META_BYTES,
+        )
     return Recognised(blocks)
 
 
@@ -121,7 +146,12 @@ def _article(word: str) -> str:
 
 def _fields(keys: dict[str, str]) -> str:
     """The fields behind ``keys``, each once."""
-    return ", ".join(dict.fromkeys(keys.values()))
+    return ", ".join(dict.fromkeys(map(_named, keys.values())))
+
+
+def _named(field: str) -> str:
+    """A field as MCP spells it (``_meta``, whose model field is ``meta``)."""
+    return "_meta" if field == "meta" else field
 
 
 def _note(value: list[Any], index: int, why: str) -> str | None:
@@ -164,13 +194,36 @@ def _invalid(index: int, item: dict[str, Any], exc: ValidationError) -> ContentE
         if field is not None:
             return ContentError(
                 "runtime",
-                f"{where}: a second spelling of {field}",
+                f"{where}: a second spelling of {_named(field)}",
                 "give each field once, in one spelling",
             )
         return ContentError(
             "runtime", f"{where}: not a field here (it takes {_fields(known)})", example
         )
     got = type(first["input"]).__name__
+    if problem in ("string_too_long", "too_long"):
+        field = str(loc[-1])
+        most = first["ctx"]["max_length"]
+        unit = "characters" if problem == "string_too_long" else "items"
+        return ContentError(
+            "limit",
+            f"{where}: {len(first['input'])} {unit}, more than the {most} it may have",
+            _SHORTER.get(field, example),
+            most,
+        )
+    if loc[-1:] == ["priority"] and problem in ("greater_than_equal", "less_than_equal"):
+        return ContentError(
+            "runtime", f"{where}: must be a number from 0 to 1, not {first['input']!r}", example
+        )
+    if problem == "meta_size":
+        return ContentError("limit", f"{where}: {first['msg']}", _META_HINT, MAX_META_BYTES)
+    if problem in ("meta_depth", "meta_json"):
+        return ContentError(
+            "runtime",
+            f"{where}: {first['msg']}",
+            f"give _meta as a JSON object (text keys; text, numbers, true/false, null, lists "
+            f"and objects) at most {MAX_META_DEPTH} levels deep",
+        )
     if problem == "base64":
         return ContentError(
             "runtime",

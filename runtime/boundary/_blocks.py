@@ -4,9 +4,10 @@ Within the budget (``readOffloadThreshold``, printed output included) every bloc
 model as it is. Over it, the text goes under one handle: a result with one text block keeps
 its exact text there; one with several keeps ``{"textBlocks": [{"index": i, "text": ...}]}``,
 every text block at its index among the returned blocks (an embedded resource's with its
-``uri``). The model gets the media at their places, a bounded allowance of short text blocks
-beside them, and in place of the first text block it does not get, the offload notice with a
-preview of the text that was held back. This module makes those choices; the boundary stores
+``uri`` and ``mime_type``; a single resource's are said in the notice). The model gets the
+media at their places, a bounded allowance of short text blocks beside them, and in place of
+the first text block it does not get, the offload notice with a preview of the text that was
+held back. This module makes those choices; the boundary stores
 and words them.
 """
 
@@ -61,6 +62,8 @@ def text_payload(blocks: Sequence[ContentBlock], texts: Texts) -> str:
         block = blocks[index]
         if isinstance(block, ResourceBlock) and isinstance(block.resource, TextResource):
             entry += f',"uri":{_json_string(block.resource.uri)}'
+            if block.resource.mime_type is not None:
+                entry += f',"mime_type":{_json_string(block.resource.mime_type)}'
         entries.append(entry + "}")
     return '{"textBlocks":[' + ",".join(entries) + "]}"
 
@@ -123,8 +126,11 @@ def placed(
     return tuple(out)
 
 
-def holds(texts: Texts, kept: frozenset[int], count: int) -> str:
-    """What the handle holds, for the notice (a line of bounded length)."""
+def holds(blocks: Sequence[ContentBlock], texts: Texts, kept: frozenset[int]) -> str:
+    """What the handle holds, for the notice (a line of bounded length: a uri is at most
+    :data:`~runtime._content.MAX_URI_CHARS`); a single resource's uri and media type are
+    said here, the handle keeping its exact text."""
+    count = len(blocks)
     shown = sorted(kept)
     beside = ""
     if len(shown) == 1:
@@ -132,8 +138,14 @@ def holds(texts: Texts, kept: frozenset[int], count: int) -> str:
     elif shown:
         beside = f"; blocks {', '.join(map(str, shown))} are also shown here"
     if len(texts) == 1:
+        index = texts[0][0]
+        block = blocks[index]
+        what = ""
+        if isinstance(block, ResourceBlock) and isinstance(block.resource, TextResource):
+            kind = f", {block.resource.mime_type}" if block.resource.mime_type else ""
+            what = f" (the resource {block.resource.uri}{kind})"
         return (
-            f"It holds the exact text of block {texts[0][0]} of the {count} content blocks; "
+            f"It holds the exact text of block {index}{what} of the {count} content blocks; "
             "the media are shown in place."
         )
     return (

@@ -219,7 +219,7 @@ class Boundary:
         if stored is None:
             notice = f"[the result could not be stored: {warnings[-1]}]\n{body.text}"
         else:
-            holds = _blocks.holds(texts, kept, len(blocks))
+            holds = _blocks.holds(blocks, texts, kept)
             head = _notice(stored.entry, body, summarize, holds)
             notice = f"{head}\n{body.text}"
         return self._done(

@@ -193,6 +193,23 @@ async def test_a_bad_block_is_a_tool_error_naming_the_field(workspace: Path) -> 
         assert done.structured_content["error"]["type"] == "ContentBlockError"
 
 
+async def test_a_block_with_deep_meta_or_a_long_uri_is_a_tool_error(workspace: Path) -> None:
+    """Refused before the reply is made: a _meta nested 300 deep used to fail the reply
+    ("Internal server error"), a 5 MB uri to be sent twice while the result counted 2 bytes."""
+    deep = "m = {}\nfor _ in range(300):\n    m = {'a': m}\n"
+    deep += "return [{'type': 'text', 'text': 'x', '_meta': m}]"
+    long_uri = "return [{'type': 'resource', 'resource': {'uri': 'u' * 5_000_000, 'text': 'hi'}}]"
+    async with Client(stdio(workspace)) as client:
+        nested = await client.call_tool("fabric_exec", {"code": deep})
+        too_long = await client.call_tool("fabric_exec", {"code": long_uri})
+    assert nested.is_error and text(nested).startswith(
+        "ContentBlockError: value[0]._meta: nests deeper than 32 levels"
+    )
+    assert too_long.is_error and text(too_long).startswith(
+        "ContentTooLarge: value[0].resource.uri: 5000000 characters, more than the 2048"
+    )
+
+
 async def test_bytes_in_a_small_value_reach_structured_content(workspace: Path) -> None:
     """As the model reads them ({bytes, base64}); the reply used to fail on non-UTF-8 bytes."""
     async with Client(stdio(workspace)) as client:

@@ -18,6 +18,10 @@ from runtime import (
     MAX_BLOCKS,
     MAX_MEDIA_BYTES,
     MAX_MEDIUM_BYTES,
+    MAX_META_BYTES,
+    MAX_META_DEPTH,
+    MAX_MIME_CHARS,
+    MAX_URI_CHARS,
     AudioBlock,
     BlockAnnotations,
     ContentBlock,
@@ -50,6 +54,19 @@ def big_text(lines: int = 5000, marker_at: int | None = None) -> str:
     if marker_at is not None:
         rows[marker_at] = f"row {marker_at}: {MARKER} is here"
     return "\n".join(rows)
+
+
+def nested(depth: int) -> dict[str, Any]:
+    inner: dict[str, Any] = {}
+    for _ in range(depth):
+        inner = {"a": inner}
+    return inner
+
+
+def cycle() -> dict[str, Any]:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    return loop
 
 
 def shown_text(blocks: tuple[ContentBlock, ...]) -> int:
@@ -162,6 +179,32 @@ def test_a_single_text_block_is_stored_as_its_exact_text(boundary: Boundary, sto
     assert found.windows[0].line == 11
 
 
+def test_a_single_resource_keeps_its_exact_text_and_the_notice_its_uri(
+    boundary: Boundary, store: Store
+) -> None:
+    """The handle holds the resource's exact text; its uri and media type, which the model
+    no longer gets as a block, are in the notice's line of what the handle holds."""
+    large = big_text(marker_at=10)
+    resource = {"uri": "file:///reports/q3.txt", "mime_type": "text/plain", "text": large}
+    done = boundary.finish(ok([image(), {"type": "resource", "resource": resource}]))
+    assert done.handle is not None and store.get(done.handle) == large.encode()
+    assert [b.type for b in done.blocks] == ["image", "text"]
+    assert (
+        "exact text of block 1 (the resource file:///reports/q3.txt, text/plain) of the 2 "
+        "content blocks"
+    ) in done.text
+
+
+def test_resources_among_several_text_blocks_keep_uri_and_media_type(
+    boundary: Boundary, store: Store
+) -> None:
+    resource = {"uri": "file:///q3.txt", "mimeType": "text/plain", "text": big_text()}
+    done = boundary.finish(ok([{"type": "resource", "resource": resource}, text(big_text())]))
+    assert done.handle is not None
+    first = json.loads(store.get(done.handle))["textBlocks"][0]
+    assert (first["uri"], first["mime_type"]) == ("file:///q3.txt", "text/plain")
+
+
 def test_short_siblings_stay_within_their_allowance(store: Store) -> None:
     """Short text blocks (512 bytes at most) stay beside the media, first come first kept,
     within a quarter of the budget; the notice stands where the first block held back stood;
@@ -243,7 +286,7 @@ def test_a_list_meant_as_blocks_says_why_it_is_plain_data(boundary: Boundary) ->
     assert done.ok and done.blocks == ()
     assert (
         "[note: shown as plain data, not content blocks: value[1] has 'mimetype', which an "
-        "image block does not take (it takes type, data, mime_type, annotations, meta)]"
+        "image block does not take (it takes type, data, mime_type, annotations, _meta)]"
     ) in done.text
 
 
@@ -288,6 +331,35 @@ BAD = {
         [{"type": "text", "text": "x", "annotations": {"audience": ["robot"]}}],
         "value[0].annotations.audience[0]: input should be 'user' or 'assistant'",
     ),
+    "two spellings of _meta": (
+        [{"type": "text", "text": "x", "_meta": {}, "meta": {}}],
+        "value[0].meta: a second spelling of _meta",
+    ),
+    "_meta nested too deep": (
+        [{"type": "text", "text": "x", "_meta": nested(300)}],
+        f"value[0]._meta: nests deeper than {MAX_META_DEPTH} levels",
+    ),
+    "_meta a cycle": ([{"type": "text", "text": "x", "_meta": cycle()}], "value[0]._meta: nests"),
+    "_meta key not text": (
+        [{"type": "text", "text": "x", "_meta": {1: 2}}],
+        "value[0]._meta: has a key of type int (1), not text",
+    ),
+    "_meta not JSON": (
+        [image(_meta={"a": [float("nan")]})],
+        "value[0]._meta: holds nan, which JSON has not",
+    ),
+    "a resource's _meta of bytes": (
+        [{"type": "resource", "resource": {"uri": "a:b", "text": "", "meta": {"k": b"x"}}}],
+        "value[0].resource.meta: holds a value of type bytes, which is not JSON",
+    ),
+    "priority not a number": (
+        [{"type": "text", "text": "x", "annotations": {"priority": float("nan")}}],
+        "value[0].annotations.priority: must be a number from 0 to 1, not nan",
+    ),
+    "priority over 1": (
+        [{"type": "text", "text": "x", "annotations": {"priority": 2.0}}],
+        "value[0].annotations.priority: must be a number from 0 to 1, not 2.0",
+    ),
 }
 
 
@@ -309,6 +381,47 @@ LIMITS = {
         [image(PNG + bytes(MAX_MEDIUM_BYTES - len(PNG)))] * (MAX_MEDIA_BYTES // MAX_MEDIUM_BYTES)
         + [image()],
         "value: the media hold",
+    ),
+    "a long uri": (
+        [{"type": "resource", "resource": {"uri": "file:///" + "u" * 3_000_000, "text": "hi"}}],
+        f"value[0].resource.uri: 3000008 characters, more than the {MAX_URI_CHARS} it may have",
+    ),
+    "a long blob uri": (
+        [{"type": "resource", "resource": {"uri": "u" * 3000, "blob": b"hi"}}],
+        f"value[0].resource.uri: 3000 characters, more than the {MAX_URI_CHARS}",
+    ),
+    "a long resource media type": (
+        [
+            {
+                "type": "resource",
+                "resource": {"uri": "a:b", "mimeType": "a/" + "b" * 3000, "text": ""},
+            }
+        ],
+        f"value[0].resource.mimeType: 3002 characters, more than the {MAX_MIME_CHARS}",
+    ),
+    "a long image media type": (
+        [image(mime_type="image/" + "p" * 3000)],
+        f"value[0].mime_type: 3006 characters, more than the {MAX_MIME_CHARS}",
+    ),
+    "a long audience": (
+        [{"type": "text", "text": "x", "annotations": {"audience": ["user"] * 100_000}}],
+        "value[0].annotations.audience: 100000 items, more than the 2 it may have",
+    ),
+    "a wide _meta": (
+        [{"type": "text", "text": "x", "_meta": {str(i): i for i in range(1_000_000)}}],
+        f"value[0]._meta: more than {MAX_META_BYTES} bytes as JSON",
+    ),
+    "a long text in _meta": (
+        [{"type": "text", "text": "x", "_meta": {"m": "z" * 20_000_000}}],
+        f"value[0]._meta: more than {MAX_META_BYTES} bytes as JSON",
+    ),
+    "the _meta of all blocks": (
+        [{"type": "text", "text": "x", "_meta": {"m": "z" * (MAX_META_BYTES // 2)}}] * 3,
+        "value: the _meta of the blocks hold about",
+    ),
+    "a long last_modified": (
+        [{"type": "text", "text": "x", "annotations": {"lastModified": "2" * 1000}}],
+        "value[0].annotations.lastModified: 1000 characters, more than the 64",
     ),
 }
 
