@@ -486,8 +486,7 @@ def _render_query(
         hint = "" if ignore_case else "; try ignore_case=True"
         return fit(head + hint + (" or regex=True" if not use_regex else ""), budget), 0, 0
     held = sum(window.matches for window in windows)
-    head += f"; showing {held} in {len(windows)} window{'s' if len(windows) != 1 else ''}:"
-    used = _size(head) + 300
+    used = _size(head) + 340  # the head's own counts, and the notes' first line
     shown: list[str] = []
     for window in windows:
         cost = _size(window.text) + 4
@@ -495,6 +494,8 @@ def _render_query(
             break
         shown.append(window.text)
         used += cost
+    in_shown = sum(window.matches for window in windows[: len(shown)])
+    head += f"; showing {in_shown} in {len(shown)} window{'s' if len(shown) != 1 else ''}:"
     notes: list[str] = []
     if len(shown) < len(windows):
         notes.append(
@@ -502,6 +503,8 @@ def _render_query(
             "lower max_matches or narrow the query"
         )
     sampled = 0
+    room = budget - used - 80  # what sampled lines may take, their heading line too
+    samples = [x for x in samples if (room := room - _size(f"  {x.offset}: {x.line}") - 1) >= 0]
     if total > held and not samples:
         notes.append(
             f"… {total - held} more matches after these windows; raise max_matches (up to "

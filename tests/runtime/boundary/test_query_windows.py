@@ -170,3 +170,13 @@ def test_the_matches_inside_one_item_are_counted_at_once() -> None:
     (window,) = got.windows  # adjacent items share a window
     assert window.matches == 1_000_001 and window.path == "$.log"
     assert [row.path for row in window.lines] == ["$.log", "$.other"]
+
+
+def test_the_heading_counts_the_windows_shown_not_those_found() -> None:
+    lines = [f"{i} HIT {'x' * 60}" if i % 10 == 0 else f"{i} row" for i in range(3000)]
+    got = read(text_of(lines), budget=4000, query="HIT", max_matches=100)
+    shown = sum(w.matches for w in got.windows)
+    assert f"showing {shown} in {len(got.windows)} windows:" in got.text
+    assert len(got.windows) < 100 and "more windows did not fit this read" in got.text
+    if "sampled from the other" in got.text:
+        assert got.samples
