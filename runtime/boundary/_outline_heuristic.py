@@ -29,8 +29,10 @@ from runtime.boundary._outline import (
     with_bytes,
 )
 
-SCANNED_CHARS = 16 * 1024 * 1024
-"""Characters looked through for definitions at most."""
+SCANNED_CHARS = 4 * 1024 * 1024
+"""Characters looked through for definitions at most: about 300,000 definition lines, a
+second of work past ``MAX_DEFINITIONS`` (where they are only counted); the outline says where
+it stopped."""
 MAX_LINE = 2048
 """Characters of a line that may start a definition at most: no definition line is longer,
 and a rule never looks past one (each is linear in it besides, every repetition possessive
@@ -154,6 +156,8 @@ class Scan:
     """Definitions past the room given, by group."""
     last_line: int = 0
     """The last line looked through."""
+    stop: int = 0
+    """The character looking stopped at."""
 
 
 @dataclass(slots=True)
@@ -172,7 +176,7 @@ def scan(text: str, table: LineTable, language: str, *, start: int = 0, room: in
     """The definitions on lines from character ``start`` on (at most ``room`` of them, the
     rest counted), within ``SCANNED_CHARS``."""
     stop = min(len(text), start + SCANNED_CHARS)
-    done = Scan(last_line=table.line_of(max(start, stop - 1)) if text else 0)
+    done = Scan(last_line=table.line_of(max(start, stop - 1)) if text else 0, stop=stop)
     stack: list[_Open] = []
     for match in _matches(text, language, start, stop):
         at = match.start()
@@ -244,7 +248,7 @@ def heuristic_outline(
     if guessed:
         how += f"; {language} guessed from its lines"
     if found.last_line < table.lines:
-        how += f"; definitions looked for in lines 1-{found.last_line} only"
+        how += f"; {looked_at(found)}"
     imports = [table.line_of(m.start()) for m in _IMPORT[language].finditer(text, 0, SCANNED_CHARS)]
     return Outline(
         language=language,
@@ -255,6 +259,14 @@ def heuristic_outline(
         more=dict(found.more),
         imports=counted(imports, "import line"),
         list_query=LIST_QUERIES.get(language),
+    )
+
+
+def looked_at(found: Scan) -> str:
+    """What part of a text a scan stopped looking at, in lines and characters."""
+    return (
+        f"definitions looked for in lines 1-{found.last_line} only "
+        f"(the first {found.stop:,} characters)"
     )
 
 
@@ -285,7 +297,7 @@ def _close(found: list[Definition], entry: _Open, last: int, table: LineTable) -
 
 
 def _group(match: re.Match[str], name: str) -> str:
-    return match.groupdict().get(name) or ""
+    return (match.group(name) or "") if name in match.re.groupindex else ""
 
 
 def _listed(match: re.Match[str]) -> bool:

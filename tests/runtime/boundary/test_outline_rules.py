@@ -9,7 +9,14 @@ import re
 import pytest
 
 from runtime.boundary import preview
-from runtime.boundary._outline_heuristic import _LINE_START, _RULES, MAX_LINE, heuristic_outline
+from runtime.boundary._outline import MAX_DEFINITIONS
+from runtime.boundary._outline_heuristic import (
+    _LINE_START,
+    _RULES,
+    MAX_LINE,
+    SCANNED_CHARS,
+    heuristic_outline,
+)
 
 SAMPLES = {
     "python": ["    async def NAME(self):"],
@@ -109,10 +116,22 @@ def test_lines_built_to_backtrack_within_max_line_match_as_written(width: int) -
 
 
 def test_an_outline_goes_on_past_lines_too_long_to_define_anything() -> None:
-    """Sixteen lines of a megabyte before a definition: they are passed over, the
-    definition after them is found."""
-    text = ("impl " + "where " * 33 + "x" * 1_000_000 + "{ y\n") * 16 + "fn main() {\n}\n"
+    """Three lines of a megabyte before a definition: they are passed over, the definition
+    after them is found."""
+    text = ("impl " + "where " * 33 + "x" * 1_000_000 + "{ y\n") * 3 + "fn main() {\n}\n"
     outline = heuristic_outline(text, "rust")
-    assert [(d.name, d.line) for d in outline.definitions] == [("main", 17)]
+    assert [(d.name, d.line) for d in outline.definitions] == [("main", 4)]
     shown = preview(text, 4096, "text", size_bytes=len(text), name="x.rs")
-    assert "L17-18 fn main" in shown.text
+    assert "L4-5 fn main" in shown.text
+
+
+def test_definitions_past_the_room_are_counted_within_the_scanned_characters() -> None:
+    """A million definitions: the first ``MAX_DEFINITIONS`` described, the rest counted, and
+    only in the first ``SCANNED_CHARS`` characters, which the outline says it looked at."""
+    line = "function f(){}\n"
+    text = line * 1_000_000
+    outline = heuristic_outline(text, "javascript")
+    within = SCANNED_CHARS // len(line)
+    assert len(outline.definitions) == MAX_DEFINITIONS
+    assert outline.total == within
+    assert f"lines 1-{within + 1} only (the first {SCANNED_CHARS:,} characters)" in outline.how
