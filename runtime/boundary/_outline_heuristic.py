@@ -6,6 +6,8 @@ Each language has a few regular expressions for the lines that start a definitio
 Nesting comes from indentation: a definition ends where the next one indented as far or less
 begins (blank and decorator lines before it left out), and one inside a function is not
 listed. Strings, comments and macros are not understood, so an outline made this way says so.
+A line longer than ``MAX_LINE`` is never taken for a definition, and every rule is linear in
+the line it looks at: text from a snippet is hostile, and a rule runs holding the GIL.
 """
 
 from __future__ import annotations
@@ -27,8 +29,15 @@ from runtime.boundary._outline import (
     with_bytes,
 )
 
-SCANNED_CHARS = 16 * 1024 * 1024
-"""Characters looked through for definitions at most."""
+SCANNED_CHARS = 4 * 1024 * 1024
+"""Characters looked through for definitions at most: about 300,000 definition lines, a
+second of work past ``MAX_DEFINITIONS`` (where they are only counted); the outline says where
+it stopped."""
+MAX_LINE = 2048
+"""Characters of a line that may start a definition at most: no definition line is longer,
+and a rule never looks past one (each is linear in it besides, every repetition possessive
+or bounded)."""
+_LINE_START = rf"^(?=[^\n]{{0,{MAX_LINE}}}+$)"
 _GUESS_CHARS = 64 * 1024
 _SOURCE = 100
 _NOT_NAMES = frozenset(
@@ -50,62 +59,70 @@ _NOT_NAMES = frozenset(
 """Words before a parenthesis that name no definition (``if (x) {``, ``function (x) {``)."""
 _NOT_TYPES = _NOT_NAMES | {"return", "throw", "new", "delete", "await", "yield", "typeof"}
 """Words that cannot be the return type of a method's signature (``return f(x)``)."""
-_JS_NAME = r"[A-Za-z_$][\w$]*"
-_RUST_PUB = r"pub(?:\([^)\n]*\))?"
+_JS_NAME = r"[A-Za-z_$][\w$]*+"
+_RUST_PUB = r"pub(?:\([^)\n]*+\))?"
+_GENERICS = r"<(?:[^<>\n{-]++|->?|<(?:[^<>\n{-]++|->?|<(?:[^<>\n{-]++|->?)*+>)*+>)*+>"
+"""Angle brackets nested three deep at most (``<T: Into<Vec<u8>>>``), ``->`` inside them."""
 
 
 def _rules(*patterns: str) -> tuple[re.Pattern[str], ...]:
-    return tuple(re.compile(p, re.MULTILINE) for p in patterns)
+    """Rules that each match at the start of a line no longer than ``MAX_LINE``."""
+    return tuple(re.compile(_LINE_START + p.removeprefix("^"), re.MULTILINE) for p in patterns)
 
 
+_JS_BRACE_END = r"(?:[^;=\n{]++|\{(?![ \t]*+$))*+\{[ \t]*+$"
+"""The rest of a line with no ``;`` or ``=`` that ends in ``{``."""
 _JS = _rules(
-    r"^(?P<indent>[ \t]*)(?P<mods>(?:(?:export|default|declare|abstract)[ \t]+)*)"
-    rf"(?P<kind>class|interface|enum|namespace)[ \t]+(?P<name>{_JS_NAME})",
-    r"^(?P<indent>[ \t]*)(?P<mods>(?:(?:export|default|declare|async)[ \t]+)*)"
-    rf"(?P<kind>function)\*?[ \t]*(?P<name>{_JS_NAME})",
-    r"^(?P<indent>[ \t]*)(?P<mods>(?:(?:export|declare)[ \t]+)*)"
-    rf"(?P<kind>type)[ \t]+(?P<name>{_JS_NAME})[ \t]*(?:<[^>\n]*>)?[ \t]*=",
-    rf"^(?P<indent>[ \t]*)(?P<mods>(?:export[ \t]+)?)(?:const|let|var)[ \t]+(?P<name>{_JS_NAME})"
-    r"[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?"
-    rf"(?P<kind>function\b|\([^)\n]*\)[ \t]*(?::[^=\n]+)?=>|{_JS_NAME}[ \t]*=>)",
-    r"^(?P<indent>[ \t]+)(?P<mods>(?:(?:public|private|protected|static|readonly|async|"
-    r"override|abstract|get|set)[ \t]+)*)"
-    rf"(?P<name>#?{_JS_NAME})[ \t]*(?:<[^>\n]*>)?\([^)\n]*\)[^;=\n]*\{{[ \t]*$",
+    r"^(?P<indent>[ \t]*+)(?P<mods>(?:(?:export|default|declare|abstract)[ \t]++)*+)"
+    rf"(?P<kind>class|interface|enum|namespace)[ \t]++(?P<name>{_JS_NAME})",
+    r"^(?P<indent>[ \t]*+)(?P<mods>(?:(?:export|default|declare|async)[ \t]++)*+)"
+    rf"(?P<kind>function)\*?[ \t]*+(?P<name>{_JS_NAME})",
+    r"^(?P<indent>[ \t]*+)(?P<mods>(?:(?:export|declare)[ \t]++)*+)"
+    rf"(?P<kind>type)[ \t]++(?P<name>{_JS_NAME})[ \t]*+(?:<[^>\n]*+>)?[ \t]*+=",
+    rf"^(?P<indent>[ \t]*+)(?P<mods>(?:export[ \t]++)?)(?:const|let|var)[ \t]++(?P<name>{_JS_NAME})"
+    r"[ \t]*+(?::[^=\n]++)?=[ \t]*+(?:async[ \t]++)?"
+    rf"(?P<kind>function\b|\([^)\n]*+\)[ \t]*+(?::[^=\n]++)?=>|{_JS_NAME}[ \t]*+=>)",
+    r"^(?P<indent>[ \t]++)(?P<mods>(?:(?:public|private|protected|static|readonly|async|"
+    r"override|abstract|get|set)[ \t]++(?=[#A-Za-z_$]))*+)"
+    rf"(?P<name>#?{_JS_NAME})[ \t]*+(?:<[^>\n]*+>)?\([^)\n]*+\){_JS_BRACE_END}",
 )
+_JAVA_TAIL = r"[ \t]*+(?:throws[ \t]++[\w$., \t]++)?\{?[ \t]*+$"
+_JAVA_NAME = r"[^\W\d][\w$]*+"
+_C_NAME = r"~?[A-Za-z_][\w:~]*+"
 _RULES: dict[str, tuple[re.Pattern[str], ...]] = {
     "python": _rules(
-        r"^(?P<indent>[ \t]*)(?P<kind>async[ \t]+def|def|class)[ \t]+(?P<name>[^\W\d]\w*)"
+        r"^(?P<indent>[ \t]*+)(?P<kind>async[ \t]++def|def|class)[ \t]++(?P<name>[^\W\d]\w*+)"
     ),
     "javascript": _JS,
     "typescript": _JS,
     "go": _rules(
-        r"^(?P<kind>func)[ \t]*(?:\((?P<recv>[^)\n]*)\)[ \t]*)?(?P<name>[^\W\d]\w*)",
-        r"^(?P<kind>type)[ \t]+(?P<name>[^\W\d]\w*)[ \t]+(?:struct|interface)\b",
+        r"^(?P<kind>func)[ \t]*+(?:\((?P<recv>[^)\n]*+)\)[ \t]*+)?(?P<name>[^\W\d]\w*+)",
+        r"^(?P<kind>type)[ \t]++(?P<name>[^\W\d]\w*+)[ \t]++(?:struct|interface)\b",
     ),
     "rust": _rules(
-        rf"^(?P<indent>[ \t]*)(?P<mods>(?:(?:{_RUST_PUB}|const|async|unsafe|default|"
-        r"extern(?:[ \t]+\"[^\"\n]*\")?)[ \t]+)*)(?P<kind>fn)[ \t]+(?P<name>[^\W\d]\w*)",
-        rf"^(?P<indent>[ \t]*)(?P<mods>(?:{_RUST_PUB}[ \t]+)?)"
-        r"(?P<kind>struct|enum|trait|mod|union)[ \t]+(?P<name>[^\W\d]\w*)",
-        r"^(?P<indent>[ \t]*)(?:unsafe[ \t]+)?(?P<kind>impl)\b(?:[ \t]*<[^\n{]*?>)?[ \t]+"
-        r"(?P<name>[^{\n]{0,200}?)[ \t]*(?:where\b[^{\n]*)?\{?[ \t]*$",
+        rf"^(?P<indent>[ \t]*+)(?P<mods>(?:(?:{_RUST_PUB}|const|async|unsafe|default|"
+        r"extern(?:[ \t]++\"[^\"\n]*+\")?)[ \t]++)*+)(?P<kind>fn)[ \t]++(?P<name>[^\W\d]\w*+)",
+        rf"^(?P<indent>[ \t]*+)(?P<mods>(?:{_RUST_PUB}[ \t]++)?)"
+        r"(?P<kind>struct|enum|trait|mod|union)[ \t]++(?P<name>[^\W\d]\w*+)",
+        rf"^(?P<indent>[ \t]*+)(?:unsafe[ \t]++)?(?P<kind>impl)\b(?:[ \t]*+{_GENERICS})?[ \t]++"
+        r"(?P<name>(?:(?!\bwhere\b)[^{\n]){0,200}+)(?:where\b[^{\n]*+)?\{?[ \t]*+$",
     ),
     "java": _rules(
-        r"^(?P<indent>[ \t]*)(?P<mods>(?:(?:public|private|protected|static|final|abstract|"
-        r"sealed|non-sealed|strictfp)[ \t]+)*)(?P<kind>class|interface|enum|record|@interface)"
-        r"[ \t]+(?P<name>[^\W\d][\w$]*)",
-        r"^(?P<indent>[ \t]+)(?P<mods>(?:(?:public|private|protected|static|final|abstract|"
-        r"synchronized|native|default|strictfp)[ \t]+)*)(?:<[^>\n]+>[ \t]+)?"
-        r"(?:(?P<type>[\w$][\w$<>\[\],.? ]{0,120}?)[ \t]+)?(?P<name>[^\W\d][\w$]*)[ \t]*"
-        r"\([^;=\n]*\)[ \t]*(?:throws[ \t]+[\w$., \t]+)?\{?[ \t]*$",
+        r"^(?P<indent>[ \t]*+)(?P<mods>(?:(?:public|private|protected|static|final|abstract|"
+        r"sealed|non-sealed|strictfp)[ \t]++)*+)(?P<kind>class|interface|enum|record|@interface)"
+        rf"[ \t]++(?P<name>{_JAVA_NAME})",
+        r"^(?P<indent>[ \t]++)(?P<mods>(?:(?:public|private|protected|static|final|abstract|"
+        r"synchronized|native|default|strictfp)[ \t]++)*+)(?:<[^>\n]++>[ \t]++)?"
+        rf"(?P<type>(?:(?!{_JAVA_NAME}[ \t]*+\()[\w$<>\[\],.?]++[ \t]++){{0,16}}+)"
+        rf"(?P<name>{_JAVA_NAME})[ \t]*+\((?:[^;=\n)]++|\)(?!{_JAVA_TAIL}))*+\){_JAVA_TAIL}",
     ),
     "c": _rules(
-        r"^(?P<mods>(?:(?:static|inline|extern|virtual|constexpr|explicit|friend)[ \t]+)*)"
-        r"(?:(?P<type>[A-Za-z_][\w:<>,*& \t]{0,120}?[*& \t])[ \t]*)?(?P<name>~?[A-Za-z_][\w:~]*)"
-        r"[ \t]*\([^;\n]*$",
-        r"^(?P<indent>[ \t]*)(?:typedef[ \t]+)?(?:template[ \t]*<[^\n]*>[ \t]*)?"
-        r"(?P<kind>class|struct|union|enum(?:[ \t]+class)?|namespace)[ \t]+"
-        r"(?P<name>[^\W\d]\w*)[^;\n]*$",
+        r"^(?P<mods>(?:(?:static|inline|extern|virtual|constexpr|explicit|friend)[ \t]++)*+)"
+        rf"(?=[A-Za-z_~])(?P<type>(?:(?!{_C_NAME}[ \t]*+\()[\w:<>,]++[*& \t]++){{0,16}}+)"
+        rf"(?P<name>{_C_NAME})[ \t]*+\([^;\n]*+$",
+        rf"^(?P<indent>[ \t]*+)(?:typedef[ \t]++)?(?:template[ \t]*+{_GENERICS}[ \t]*+)?"
+        r"(?P<kind>class|struct|union|enum(?:[ \t]+class)?|namespace)[ \t]++"
+        r"(?P<name>[^\W\d]\w*+)[^;\n]*+$",
     ),
 }
 _RULES["cpp"] = _RULES["c"]
@@ -118,8 +135,8 @@ _KINDLESS = {
 }
 """The kind of a match by a rule with no ``kind`` group (a method's signature)."""
 _IMPORTS = {
-    "python": r"^[ \t]*(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b)",
-    "javascript": r"^[ \t]*(?:import\b[^(\n]|(?:const|let|var)[ \t][^=\n]*=[ \t]*require\()",
+    "python": r"^[ \t]*+(?:import[ \t]++\w|from[ \t]++[\w.]++[ \t]++import\b)",
+    "javascript": r"^[ \t]*+(?:import\b[^(\n]|(?:const|let|var)[ \t][^=\n]*+=[ \t]*+require\()",
     "go": r"^import\b",
     "rust": rf"^[ \t]*(?:{_RUST_PUB}[ \t]+)?use[ \t]",
     "java": r"^[ \t]*import[ \t]",
@@ -139,6 +156,8 @@ class Scan:
     """Definitions past the room given, by group."""
     last_line: int = 0
     """The last line looked through."""
+    stop: int = 0
+    """The character looking stopped at."""
 
 
 @dataclass(slots=True)
@@ -157,7 +176,7 @@ def scan(text: str, table: LineTable, language: str, *, start: int = 0, room: in
     """The definitions on lines from character ``start`` on (at most ``room`` of them, the
     rest counted), within ``SCANNED_CHARS``."""
     stop = min(len(text), start + SCANNED_CHARS)
-    done = Scan(last_line=table.line_of(max(start, stop - 1)) if text else 0)
+    done = Scan(last_line=table.line_of(max(start, stop - 1)) if text else 0, stop=stop)
     stack: list[_Open] = []
     for match in _matches(text, language, start, stop):
         at = match.start()
@@ -229,7 +248,7 @@ def heuristic_outline(
     if guessed:
         how += f"; {language} guessed from its lines"
     if found.last_line < table.lines:
-        how += f"; definitions looked for in lines 1-{found.last_line} only"
+        how += f"; {looked_at(found)}"
     imports = [table.line_of(m.start()) for m in _IMPORT[language].finditer(text, 0, SCANNED_CHARS)]
     return Outline(
         language=language,
@@ -240,6 +259,14 @@ def heuristic_outline(
         more=dict(found.more),
         imports=counted(imports, "import line"),
         list_query=LIST_QUERIES.get(language),
+    )
+
+
+def looked_at(found: Scan) -> str:
+    """What part of a text a scan stopped looking at, in lines and characters."""
+    return (
+        f"definitions looked for in lines 1-{found.last_line} only "
+        f"(the first {found.stop:,} characters)"
     )
 
 
@@ -270,13 +297,13 @@ def _close(found: list[Definition], entry: _Open, last: int, table: LineTable) -
 
 
 def _group(match: re.Match[str], name: str) -> str:
-    return match.groupdict().get(name) or ""
+    return (match.group(name) or "") if name in match.re.groupindex else ""
 
 
 def _listed(match: re.Match[str]) -> bool:
     """Whether a match names a definition rather than a keyword (``else if (...)``,
     ``return f(x)``, ``new T() {``)."""
-    name = match.group("name").lstrip("#~")
+    name = match.group("name").strip().lstrip("#~")
     return name not in _NOT_NAMES and not set(_group(match, "type").split()[:1]) & _NOT_TYPES
 
 

@@ -26,7 +26,7 @@ from runtime.boundary._outline import (
     group_of,
     with_bytes,
 )
-from runtime.boundary._outline_heuristic import LIST_QUERIES, scan
+from runtime.boundary._outline_heuristic import LIST_QUERIES, looked_at, scan
 
 PARSED_CHARS = 256 * 1024
 """Characters of Python parsed by ``ast`` at most."""
@@ -107,7 +107,7 @@ def _outline(
         found += rest.found
         more += rest.more
         if rest.last_line < table.lines:
-            how += f"; definitions looked for in lines 1-{rest.last_line} only"
+            how += f"; {looked_at(rest)}"
     doc = ast.get_docstring(tree)
     return Outline(
         language="python",

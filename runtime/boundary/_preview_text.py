@@ -33,8 +33,10 @@ _TAIL_LINES = 10
 _MARKER_SCAN_BYTES = 16 * 1024 * 1024
 _KEEP = 200
 _TITLE = 120
-_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
-_YAML_KEY = re.compile(r"^([A-Za-z0-9_\"'][^:\n#]*):(?:[ \t]|$)", re.MULTILINE)
+_MD_HEADING = re.compile(r"^#{1,6}+[ \t][^\n]++", re.MULTILINE)
+"""A heading line, whole: one to six ``#``, a space and at least one more character (in one
+pass: a title matched lazily before trailing spaces took time quadratic in them)."""
+_YAML_KEY = re.compile(r"^[A-Za-z0-9_\"'][^:\n#]*+:(?:[ \t]|$)", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)

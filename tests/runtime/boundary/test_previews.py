@@ -9,6 +9,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from runtime.boundary import preview, redact
+from runtime.boundary._preview_text import _MD_HEADING
 
 from .conftest import json_values
 from .sources import ENTRY
@@ -308,3 +309,23 @@ def test_any_text_fits_and_says_where_it_is_cut(
         if shown == text
         else shown.split(",", 1)[0] + ("; by bytes" if "first and last bytes" in shown else "")
     )
+
+
+_QUADRATIC_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+"""The heading pattern before: the same lines, in time quadratic in a heading's spaces."""
+
+
+@settings(max_examples=300)
+@given(st.lists(st.text(alphabet="# \t\rab\n", max_size=12), max_size=8))
+def test_markdown_headings_are_the_lines_they_were(lines: list[str]) -> None:
+    """The one-pass heading pattern finds exactly the lines the lazy one did."""
+    text = "\n".join(lines)
+    found = [m.group(0) for m in _MD_HEADING.finditer(text)]
+    assert found == [m.group(0) for m in _QUADRATIC_HEADING.finditer(text)]
+
+
+def test_a_heading_of_forty_thousand_spaces_is_one_section() -> None:
+    """A heading padded with 40,000 spaces (24 s to preview before) is a section like any."""
+    text = "# a\n\n" + "text\n" * 100 + "# b" + " " * 40_000 + "x\n" + "text\n" * 100
+    shown = preview(text, 2048, "text", size_bytes=len(text)).text
+    assert "2 sections" in shown and "L103-" in shown
