@@ -23,15 +23,15 @@ from analyzer import Options
 from fabric._llm import ModelSettings
 from fabric._translate import describe
 from runtime import Isolation, Limits
-from runtime.boundary import BoundaryConfig
+from runtime.boundary import MAX_BUDGET, BoundaryConfig
 
 DEPRECATED = ("nestedResultThreshold", "compactStaleResults", "maxUnprocessedToolCalls")
 STORE_MAX_BYTES = 500_000_000
 Source = Literal["default", "file", "clamped", "argument", "policy"]
 
 
-POLICY_MAX = 1_000_000_000
-"""The largest budget a quantitative policy takes (the reference's MAX_CONTEXT_BOUNDARY_BUDGET)."""
+POLICY_MAX = MAX_BUDGET
+"""The largest budget a quantitative policy takes, the thresholds' own."""
 
 
 class QuantitativePolicy(BaseModel):

@@ -29,7 +29,8 @@ def remember(session: Fabric, args: RememberArgs, surface: Surface) -> Reply:
     text = f"remembered {fact.name} ({fact.tokens} tokens)"
     if fact.evicted:
         text += (
-            f"; to stay within the facts' 5 MB budget, the {len(fact.evicted)} least recently "
+            f"; to stay within the facts' {session.facts.max_bytes:,}-byte budget, the "
+            f"{len(fact.evicted)} least recently "
             f"updated facts were forgotten: {', '.join(fact.evicted[:20])}"
             + (f" and {len(fact.evicted) - 20} more" if len(fact.evicted) > 20 else "")
         )

@@ -4,6 +4,7 @@ previews, error compaction, and ``ctx_read``."""
 from runtime.boundary._boundary import HEADER_BYTES, Boundary, Stored
 from runtime.boundary._code import language_of, name_from
 from runtime.boundary._config import (
+    MAX_BUDGET,
     RESULT_FORMATS,
     RESULT_POLICIES,
     BoundaryConfig,
@@ -33,6 +34,7 @@ from store import estimate_tokens
 __all__ = [
     "EXACT_LIMIT",
     "HEADER_BYTES",
+    "MAX_BUDGET",
     "MAX_CONTEXT_LINES",
     "MAX_EXPANSION",
     "MAX_MATCHES_CAP",

@@ -11,6 +11,8 @@ ResultFormat = Literal["auto", "json", "yaml", "text"]
 ResultPolicy = Literal["auto", "inline", "offload", "summarize"]
 RESULT_FORMATS: tuple[ResultFormat, ...] = ("auto", "json", "yaml", "text")
 RESULT_POLICIES: tuple[ResultPolicy, ...] = ("auto", "inline", "offload", "summarize")
+MAX_BUDGET = 1_000_000_000
+"""The largest byte budget a setting takes (the reference's MAX_CONTEXT_BOUNDARY_BUDGET)."""
 
 
 class BoundaryConfig(BaseModel):
@@ -30,11 +32,11 @@ class BoundaryConfig(BaseModel):
     ``offload`` always stores and returns a handle; ``summarize``, like ``auto``, inlines up to
     the threshold, and above it returns a structural summary with the exact original under a
     handle."""
-    read_offload_threshold: int = Field(16 * 1024, ge=256, le=1_000_000_000)
+    read_offload_threshold: int = Field(16 * 1024, ge=256, le=MAX_BUDGET)
     """Largest model-facing text, in bytes, that ``auto`` inlines."""
     offload_preview_bytes: int = Field(2048, ge=256, le=4096)
     """Size of the preview that follows an offload notice."""
-    error_compaction_threshold: int = Field(4096, ge=256, le=1_000_000_000)
+    error_compaction_threshold: int = Field(4096, ge=256, le=MAX_BUDGET)
     """Errors of this many bytes or more are compacted, the exact original kept under a
     handle."""
     error_compaction_preview_bytes: int = Field(4096, ge=256, le=64_000)
