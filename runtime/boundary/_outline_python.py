@@ -36,7 +36,6 @@ _DOC = 100
 _TOP_LEVEL = re.compile(r"^(?:@|(?:async[ \t]+)?def[ \t]|class[ \t])", re.MULTILINE)
 _DEFINES = re.compile(r"^[ \t]*(?:async[ \t]+def|def|class)[ \t]+[^\W\d]\w*", re.MULTILINE)
 _LONE_CR = re.compile(r"\r(?!\n)")
-_PYTHON_NEWLINE = re.compile(r"\r\n?|\n")
 _STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
@@ -48,6 +47,10 @@ def looks_defined(text: str) -> bool:
 
 def python_outline(text: str) -> Outline | str:
     """The outline of ``text`` as Python, or why it could not be parsed."""
+    if "\r" in text and _LONE_CR.search(text, 0, PARSED_CHARS):
+        # Python ends a line there, ctx_read (and every offset given) does not: an outline
+        # would name lines and ranges no read finds
+        return "it ends lines with lone carriage returns, which ctx_read does not count"
     place = _placer(text)
     if len(text) <= PARSED_CHARS:
         tree, problem = _parse(text, place)
@@ -86,13 +89,10 @@ def _cuts(text: str) -> list[int]:
 
 
 def _placer(text: str) -> Callable[[int], int]:
-    """Our line number of a line number Python gave: they differ after a lone ``\\r``, which
-    ends a line for Python's tokenizer, not for us (nor for ``ctx_read``)."""
-    if "\r" not in text or not _LONE_CR.search(text, 0, PARSED_CHARS):
-        return lambda line: line
-    starts = [0, *(m.end() for m in _PYTHON_NEWLINE.finditer(text, 0, PARSED_CHARS))]
-    ours = LineTable(text)
-    return lambda line: ours.line_of(starts[min(line, len(starts)) - 1])
+    """Our line number of a line number Python gave. They differ only after a lone ``\r``
+    (a line end for Python's tokenizer, not for ``ctx_read``), and text with one in its
+    parsed part is not outlined by ast, so they are the same."""
+    return lambda line: line
 
 
 def _outline(

@@ -231,3 +231,13 @@ def test_the_outline_tells_the_truth(module: Writer, budget: int, named: bool) -
     assert done.coverage == len(shown) / len(module.defined)
     event("some not shown" if not_shown(done.text) else "all shown")
     assert done.query is not None and not done.ignore_case
+
+
+def test_python_with_lone_carriage_returns_is_not_outlined() -> None:
+    """Python ends a line at a lone CR, ctx_read does not: an outline of such a file named
+    lines and byte ranges no read finds (every class was "L1 [0+19790]")."""
+    from runtime.boundary import preview
+
+    source = "".join(f"class C{i}:\r    x = 1\r\r" for i in range(2000))
+    shown = preview(source, 2048, "text", name="old.py").text
+    assert "class C0:" in shown and "L1 " not in shown and "[0+" not in shown
