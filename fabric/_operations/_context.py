@@ -9,6 +9,7 @@ from pydantic import Field
 
 from fabric._llm import Budgets
 from fabric._operations._table import Args, Cli, Reply, Surface, operation
+from fabric._summaries import PAGE_BYTES, WHOLE_BYTES
 from runtime import ProviderCallError
 from runtime.boundary import MAX_CONTEXT_LINES, MAX_MATCHES_CAP, SummaryMode
 
@@ -118,8 +119,9 @@ class SummarizeArgs(Args):
     offset: int = Field(
         0,
         ge=0,
-        description="structural and code: the byte to start from; a stored entry is "
-        "summarized 512 KB at a time, each summary saying where the next one starts",
+        description=f"structural: the byte to start from; stored text is summarized "
+        f"{PAGE_BYTES // 1024} KB at a time (code and JSON whole up to "
+        f"{WHOLE_BYTES // 1024 // 1024} MB), each summary saying where the next one starts",
     )
     strategy: Literal["chunked", "direct"] = Field(
         "chunked", description="model mode: summarize chunk by chunk, or in one call"
