@@ -279,7 +279,9 @@ def assert_cuts_are_said(original: str, shown: str) -> None:
             heading, title = lines[int(section[1]) - 1].strip(), section["title"]
             own = title == "(before the first section)"
             key = title.endswith(":") and heading.startswith(title)  # a YAML section's key
-            assert own or key or shown_whole_or_said_cut(title, heading), line
+            cut = CUT.match(title)  # a YAML key too long for a title: its start, said cut
+            long_key = cut is not None and heading.startswith(cut["kept"])
+            assert own or key or long_key or shown_whole_or_said_cut(title, heading), line
         elif entry := ENTRY.match(line):
             source = lines[int(entry["line"]) - 1].strip().rstrip("{").rstrip()
             what = entry["what"]
