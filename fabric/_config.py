@@ -224,37 +224,38 @@ def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
+_STANDS_FOR = {"max_bytes": "readOffloadThreshold", "max_tokens": "maxReturnTokens"}
+"""The policy's budgets that stand for a setting the file leaves unset."""
+
+
 def capped(loaded: Loaded) -> Loaded:
     """``loaded`` with ``quantitativePolicy`` applied as the reference does: a ``maxBytes``
     the file sets becomes ``readOffloadThreshold`` (within its bounds) and a ``maxTokens``
     becomes ``maxReturnTokens``, each only when that setting itself was not set (in the file
     or as an argument), which wins."""
     config, policy = loaded.config, loaded.config.quantitative_policy
-    given = set(policy.model_fields_set)
     warnings = list(loaded.warnings)
-    for name in ("max_bytes", "max_tokens"):
-        if name in given and getattr(policy, name) == 0:  # Fabric's old "no cap"
-            given.discard(name)
+    sources: dict[str, Source] = dict(loaded.sources)
+    updates: dict[str, dict[str, int]] = {}
+    for name, key in _STANDS_FOR.items():
+        value = getattr(policy, name)
+        if name not in policy.model_fields_set:
+            continue
+        if value == 0:  # Fabric's old "no cap"
             warnings.append(
                 f"quantitativePolicy.{to_camel(name)} 0 is ignored: it no longer means no cap "
                 f"(the reference's budgets apply); remove it, or set a budget"
             )
-    sources: dict[str, Source] = dict(loaded.sources)
-    boundary, analysis = config.boundary, config.analysis
-    if "max_bytes" in given and sources["readOffloadThreshold"] == "default":
-        low, high = SETTINGS["readOffloadThreshold"].bounds()
-        threshold = int(min(max(policy.max_bytes, low or 0), high or policy.max_bytes))
-        boundary = boundary.model_copy(update={"read_offload_threshold": threshold})
-        sources["readOffloadThreshold"] = "policy"
-    if "max_tokens" in given and sources["maxReturnTokens"] == "default":
-        low, high = SETTINGS["maxReturnTokens"].bounds()
-        tokens = int(min(max(policy.max_tokens, low or 0), high or policy.max_tokens))
-        analysis = analysis.model_copy(update={"max_return_tokens": tokens})
-        sources["maxReturnTokens"] = "policy"
-    if sources == loaded.sources and len(warnings) == len(loaded.warnings):
+        elif sources[key] == "default":
+            setting = SETTINGS[key]
+            low, high = setting.bounds()
+            chosen = int(min(max(value, low or 0), high or value))
+            updates.setdefault(setting.section or "", {})[setting.name] = chosen
+            sources[key] = "policy"
+    if not updates and len(warnings) == len(loaded.warnings):
         return loaded
-    updated = config.model_copy(update={"boundary": boundary, "analysis": analysis})
-    return Loaded(updated, tuple(warnings), sources)
+    parts = {s: getattr(config, s).model_copy(update=u) for s, u in updates.items()}
+    return Loaded(config.model_copy(update=parts), tuple(warnings), sources)
 
 
 def overlay(base: Loaded, **given: BaseModel | str | None) -> Loaded:

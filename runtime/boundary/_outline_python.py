@@ -14,7 +14,6 @@ import ast
 import re
 import warnings
 from collections import Counter
-from collections.abc import Callable
 
 from runtime.boundary._cut import cut_line
 from runtime.boundary._outline import (
@@ -51,31 +50,30 @@ def python_outline(text: str) -> Outline | str:
         # Python ends a line there, ctx_read (and every offset given) does not: an outline
         # would name lines and ranges no read finds
         return "it ends lines with lone carriage returns, which ctx_read does not count"
-    place = _placer(text)
     if len(text) <= PARSED_CHARS:
-        tree, problem = _parse(text, place)
+        tree, problem = _parse(text)
         if tree is None:
             return problem
-        return _outline(tree, text, place, cut=len(text), how="outline by ast")
+        return _outline(tree, text, cut=len(text), how="outline by ast")
     for cut in _cuts(text):
-        tree, _ = _parse(text[:cut], place)
+        tree, _ = _parse(text[:cut])
         if tree is not None:
             last = text.count("\n", 0, cut)
             how = (
                 f"outline by ast of lines 1-{last} (the first {cut} characters), "
                 f"by line heuristics after"
             )
-            return _outline(tree, text, place, cut=cut, how=how)
+            return _outline(tree, text, cut=cut, how=how)
     return f"the first {PARSED_CHARS} characters parse up to no top-level definition"
 
 
-def _parse(source: str, place: Callable[[int], int]) -> tuple[ast.Module | None, str]:
+def _parse(source: str) -> tuple[ast.Module | None, str]:
     try:
         with warnings.catch_warnings():  # invalid escapes and the like are the file's business
             warnings.simplefilter("ignore")
             return ast.parse(source), ""
     except SyntaxError as exc:
-        line = place(exc.lineno) if exc.lineno else "?"
+        line = exc.lineno or "?"
         return None, f"syntax error at line {line}: {exc.msg}"
     except (ValueError, RecursionError, MemoryError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
@@ -88,18 +86,9 @@ def _cuts(text: str) -> list[int]:
     return starts[-_CUT_TRIES:][::-1]
 
 
-def _placer(text: str) -> Callable[[int], int]:
-    """Our line number of a line number Python gave. They differ only after a lone ``\r``
-    (a line end for Python's tokenizer, not for ``ctx_read``), and text with one in its
-    parsed part is not outlined by ast, so they are the same."""
-    return lambda line: line
-
-
-def _outline(
-    tree: ast.Module, text: str, place: Callable[[int], int], *, cut: int, how: str
-) -> Outline:
+def _outline(tree: ast.Module, text: str, *, cut: int, how: str) -> Outline:
     table = LineTable(text)
-    collector = _Collector(place)
+    collector = _Collector()
     collector.visit(tree)
     found, more = collector.found, collector.more
     if cut < len(text):
@@ -127,11 +116,10 @@ class _Collector(ast.NodeVisitor):
     not looked into, the blocks of other compound statements (``if``, ``try``, ``with``,
     ``for``, ``match``) are."""
 
-    def __init__(self, place: Callable[[int], int]) -> None:
+    def __init__(self) -> None:
         self.found: list[Definition] = []
         self.more: Counter[str] = Counter()
         self.imports: list[int] = []
-        self._place = place
         self._classes: list[str] = []
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -147,10 +135,10 @@ class _Collector(ast.NodeVisitor):
         self._add(node, "async def", _signature(node))
 
     def visit_Import(self, node: ast.Import) -> None:
-        self.imports.append(self._place(node.lineno))
+        self.imports.append(node.lineno)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self.imports.append(self._place(node.lineno))
+        self.imports.append(node.lineno)
 
     def generic_visit(self, node: ast.AST) -> None:
         for name in _STATEMENT_LISTS:
@@ -170,9 +158,9 @@ class _Collector(ast.NodeVisitor):
             Definition(
                 kind=kind,
                 name=node.name,
-                line=self._place(node.lineno),
-                end=self._place(node.end_lineno or node.lineno),
-                first=self._place(first),
+                line=node.lineno,
+                end=node.end_lineno or node.lineno,
+                first=first,
                 depth=len(self._classes),
                 parent=parent,
                 signature=sig,
