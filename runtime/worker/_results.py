@@ -129,14 +129,18 @@ def _printable(value: Any, cap: int, attribute: bool = False) -> str:
         return "" if attribute else "<unprintable>"
     if attribute:
         return readable(text[:cap])
-    shown = readable(text)  # a lone surrogate spelled out takes 6 characters: cut after it
-    if len(shown) <= cap:
-        return shown
     half = cap // 2
+    if len(text) <= cap:  # a lone surrogate spelled out takes 6 characters: cut after it
+        shown = readable(text)
+        if len(shown) <= cap:
+            return shown
+        cut = len(shown) - 2 * half
+    else:  # never spell out more than is kept (60 million surrogates would be 360 million)
+        cut = len(text) - 2 * half
     head, tail = readable(text[:half])[:half], readable(text[-half:])[-half:]
     return (
-        f"{head}\n… [{len(shown) - len(head) - len(tail)} characters cut here: the message is "
-        f"larger than the result limit allows] …\n{tail}"
+        f"{head}\n… [{cut} characters cut here: the message is larger than the result limit "
+        f"allows] …\n{tail}"
     )
 
 

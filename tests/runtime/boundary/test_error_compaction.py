@@ -174,3 +174,16 @@ def test_the_workers_note_of_a_cut_is_shown(boundary: Boundary) -> None:
     )
     done = boundary.finish(failed(text))
     assert f"  {note}" in done.text.splitlines()
+
+
+async def test_a_message_of_lone_surrogates_is_cut_before_it_is_spelled_out(
+    tmp_path: object,
+) -> None:
+    """Spelling out 20 million lone surrogates (6 characters each) would take the worker
+    past its memory limit; only what is kept is spelled out."""
+    async with Fabric(workspace=tmp_path, limits=Limits(timeout_s=20)) as fab:  # type: ignore[arg-type]
+        result = await fab.exec("raise ValueError('\\ud800' * 20_000_000 + 'END')")
+        assert result.error is not None and result.error.kind == "runtime"
+        assert "characters cut here" in result.error.message
+        assert result.error.message.endswith("END")
+        assert (await fab.exec("return 2")).value == 2
