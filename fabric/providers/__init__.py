@@ -2,14 +2,16 @@
 
 from fabric.providers._files import Workspace, register_file_tools
 from fabric.providers._paths import REFUSALS, OpenedPath, open_beneath, read_bytes
-from fabric.providers._registry import Provider, ProviderFunc, ProviderRegistry
+from fabric.providers._registry import RISKS, Provider, ProviderFunc, ProviderRegistry, Risk
 
 __all__ = [
     "REFUSALS",
+    "RISKS",
     "OpenedPath",
     "Provider",
     "ProviderFunc",
     "ProviderRegistry",
+    "Risk",
     "Workspace",
     "open_beneath",
     "read_bytes",

@@ -271,4 +271,4 @@ def register_file_tools(registry: Any, workspace: Workspace) -> None:
         )
 
     for func in (read, ls, grep):
-        registry.register("tools", func.__name__, func, replace=True)
+        registry.register("tools", func.__name__, func, replace=True, risk="read")

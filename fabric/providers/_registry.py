@@ -13,7 +13,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, get_type_hints
+from typing import Any, Literal, get_args, get_type_hints
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -24,6 +24,9 @@ from fabric._translate import describe
 from runtime import ProviderCallError
 
 ProviderFunc = Callable[..., Awaitable[Any]]
+Risk = Literal["read", "write", "execute", "network", "agent"]
+"""What a provider's call can do to the world beyond the snippet; approvals are set per class."""
+RISKS: tuple[Risk, ...] = get_args(Risk)
 _SPARE_ARGUMENTS = 8
 """Arguments beyond twice the parameters (each may come in two spellings) that a call may
 carry before it is refused unread."""
@@ -44,6 +47,8 @@ class Provider:
     description: str
     args_model: type[BaseModel] | None = None
     schema: Mapping[str, Any] | None = None
+    risk: Risk | None = None
+    """Its risk class; None when whoever registered it did not say."""
 
     @property
     def qualified(self) -> str:
@@ -190,8 +195,11 @@ class ProviderRegistry:
         args_model: type[BaseModel] | None = None,
         schema: Mapping[str, Any] | None = None,
         replace: bool = False,
+        risk: Risk | None = None,
     ) -> Provider:
-        """Add ``namespace.name``. Without a model or schema, one is built from the signature."""
+        """Add ``namespace.name``. Without a model or schema, one is built from the signature.
+
+        ``risk`` is its class (``read``, ``write``, ``execute``, ``network``, ``agent``)."""
         if namespace not in self._providers:
             raise RegistrationError(
                 f"unknown namespace {namespace!r}; namespaces are {', '.join(NAMESPACES)}"
@@ -206,6 +214,10 @@ class ProviderRegistry:
             raise RegistrationError(f"{qualified} is already registered; pass replace=True")
         if not inspect.iscoroutinefunction(func):
             raise RegistrationError(f"{qualified}: providers must be async functions")
+        if risk is not None and risk not in RISKS:
+            raise RegistrationError(
+                f"{qualified}: risk must be one of {', '.join(RISKS)}, not {risk!r}"
+            )
         if args_model is not None and schema is not None:
             raise RegistrationError(f"{qualified}: give args_model or schema, not both")
         if schema is not None:
@@ -218,18 +230,25 @@ class ProviderRegistry:
         elif args_model is None:
             args_model = _model_from_signature(func, qualified)
         doc = description if description is not None else inspect.getdoc(func) or ""
-        provider = Provider(namespace, name, func, doc.strip(), args_model, schema)
+        provider = Provider(namespace, name, func, doc.strip(), args_model, schema, risk)
         self._providers[namespace][name] = provider
         self._version += 1
         return provider
 
     def provider(
-        self, namespace: str, name: str | None = None, *, description: str | None = None
+        self,
+        namespace: str,
+        name: str | None = None,
+        *,
+        description: str | None = None,
+        risk: Risk | None = None,
     ) -> Callable[[ProviderFunc], ProviderFunc]:
         """Decorator form of :meth:`register`."""
 
         def decorate(func: ProviderFunc) -> ProviderFunc:
-            self.register(namespace, name or func.__name__, func, description=description)
+            self.register(
+                namespace, name or func.__name__, func, description=description, risk=risk
+            )
             return func
 
         return decorate

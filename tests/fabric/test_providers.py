@@ -291,3 +291,21 @@ async def test_a_pattern_that_would_compile_huge_is_refused_before_compiling(
     assert result.ok, result.text
     code, message = result.value
     assert code == "pattern_too_large" and "counted repeats multiply" in message
+
+
+async def test_a_provider_carries_the_risk_class_it_was_registered_with() -> None:
+    registry = ProviderRegistry()
+
+    @registry.provider("extensions", risk="network")
+    async def fetch(url: str) -> str:
+        return url
+
+    assert registry.get("extensions", "fetch").risk == "network"
+    with pytest.raises(RegistrationError, match="risk must be one of read, write, execute"):
+        registry.register("extensions", "other", fetch, risk="dangerous")  # type: ignore[arg-type]
+
+
+async def test_the_workspace_and_context_tools_declare_their_risk(workspace: Path) -> None:
+    async with Fabric(workspace=workspace) as fab:
+        assert {p.risk for p in fab.providers.providers("tools")} == {"read"}
+        assert {p.risk for p in fab.providers.providers("ctx")} == {"read"}
