@@ -6,6 +6,7 @@ small, governed result.
 """
 
 from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
+from fabric._hooks import Completed, HookCounts, PostHook
 from fabric._operations import Reply
 from fabric._outcomes import FabricResult
 from fabric._session import Fabric
@@ -29,6 +30,7 @@ from runtime import (
 __all__ = [
     "AudioBlock",
     "BlobResource",
+    "Completed",
     "ConfigError",
     "ContentBlock",
     "ErrorPayload",
@@ -38,8 +40,10 @@ __all__ = [
     "FabricClosed",
     "FabricError",
     "FabricResult",
+    "HookCounts",
     "ImageBlock",
     "Limits",
+    "PostHook",
     "Provider",
     "ProviderCallError",
     "ProviderRegistry",

@@ -23,6 +23,7 @@ from fabric._context import ContextTools
 from fabric._errors import ConfigError, FabricClosed
 from fabric._events import Telemetry
 from fabric._executions import Executions
+from fabric._hooks import PostHook, PostHooks
 from fabric._llm import Completer
 from fabric._operations import Calls, register_operations
 from fabric._outcomes import FabricResult
@@ -102,6 +103,8 @@ class Fabric:
             spares=spares,
             max_running=max_running,
         )
+        self.hooks = PostHooks(self.telemetry.record)
+        """Work run after each execution, detached from it (``add_post_hook``)."""
         self._closed = False
 
     # -- settings ------------------------------------------------------------------------
@@ -208,7 +211,7 @@ class Fabric:
         """
         self._check_open()
         self.refresh()
-        return await self.executions.run(
+        result = await self.executions.run(
             code,
             timeout=timeout,
             memory_mb=memory_mb,
@@ -217,6 +220,15 @@ class Fabric:
             strict=strict,
             on_call=on_call,
         )
+        self.hooks.after(code, result)
+        return result
+
+    def add_post_hook(self, func: PostHook, *, retries: int = 5, timeout_s: float = 180.0) -> None:
+        """Run ``func`` after every execution, detached: given a ``Completed`` (the code and
+        its result), tried up to ``1 + retries`` times, each attempt at most ``timeout_s``.
+        The execution never waits for it and never fails because of it; failures are logged
+        and counted in ``ctx_status``. ``close()`` waits for runs in flight."""
+        self.hooks.add(func, retries=retries, timeout_s=timeout_s)
 
     def check(
         self,
@@ -296,6 +308,8 @@ class Fabric:
                 "bytes": usage.bytes,
                 "max_bytes": usage.max_bytes,
             }
+        if self.hooks.report()["hooks"]:
+            report["post_hooks"] = self.hooks.report()
         if self.layers:  # known once the sandbox has started
             report["isolation"] = self.isolation_report(detail=detail == "full")
         if detail == "full":
@@ -316,10 +330,11 @@ class Fabric:
             raise FabricClosed("this Fabric session is closed")
 
     async def close(self) -> None:
-        """Stop the sandbox, then close the store (if the session opened it), facts and
-        telemetry."""
+        """Wait for post hooks in flight (each until its deadline), stop the sandbox, then
+        close the store (if the session opened it), facts and telemetry."""
         if not self._closed:
             self._closed = True
+            await self.hooks.close()
             await self.executions.sandbox.close()
             self.context.close()
             self.telemetry.close()

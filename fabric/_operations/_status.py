@@ -66,6 +66,13 @@ def status_text(report: dict[str, Any]) -> str:
         lines.append(
             f"store: {store['entries']} entries, {store['bytes']} of {store['max_bytes']} bytes"
         )
+    hooks = get("post_hooks")
+    if hooks:
+        lines.append(
+            f"post hooks: {hooks['runs']} runs, {hooks['succeeded']} succeeded, "
+            f"{hooks['failed']} failed ({hooks['retries']} retries, {hooks['timeouts']} "
+            f"timeouts), {hooks['running']} running"
+        )
     isolation = get("isolation")
     if isolation:
         off = f"; off: {', '.join(isolation['inactive'])}" if isolation["inactive"] else ""
