@@ -175,6 +175,8 @@ def parse(raw: Any, where: str = "config.json") -> Loaded:
     warnings: list[str] = []
     sources: dict[str, Source] = dict.fromkeys(SETTINGS, "default")
     values: dict[str | None, dict[str, Any]] = {None: {}, **{s: {} for s in SECTIONS}}
+    typed: dict[str, str] = {}
+    """Each setting met so far, by the spelling the file used."""
     for key, value in raw.items():
         if key in DEPRECATED:
             warnings.append(f"{where}: {key} is deprecated and has no effect; remove it")
@@ -185,20 +187,55 @@ def parse(raw: Any, where: str = "config.json") -> Loaded:
             hint = f"did you mean {near[0]!r}?" if near else "known: " + ", ".join(sorted(SETTINGS))
             warnings.append(f"{where}: unknown key {key!r} ignored ({hint})")
             continue
+        if setting.key in typed:
+            warnings.append(
+                f"{where}: {typed[setting.key]} and {key} are one setting ({setting.key}): "
+                "give it once; the last one given applies"
+            )
+            values[setting.section].pop(setting.name, None)
+            sources[setting.key] = "default"
+        typed[setting.key] = str(key)
         value, note = _clamp(setting, value)
         if note:
             warnings.append(f"{where}: {note}")
-        try:
-            setting.model.model_validate({setting.name: value}, strict=True)
-        except ValidationError as exc:
-            problem = describe(exc, {setting.name: str(key)})
-            warnings.append(f"{where}: {problem}; using the default")
+        value, problem = _valid_part(setting, value, str(key))
+        if problem:
+            warnings.append(f"{where}: {problem}")
+        if value is _INVALID:
             continue
         values[setting.section][setting.name] = value
         sources[setting.key] = "clamped" if note else "file"
     parts = {s: model.model_validate(values[s], strict=True) for s, model in SECTIONS.items()}
     config = FabricConfig.model_validate({**values[None], **parts}, strict=True)
     return Loaded(config, tuple(warnings), sources)
+
+
+_INVALID = object()
+
+
+def _valid_part(setting: Setting, value: Any, key: str) -> tuple[Any, str]:
+    """``value`` if it validates; else, for an object or a list, what is left without the
+    entries at fault (each named in the problem); else ``_INVALID`` (the default applies)."""
+    try:
+        setting.model.model_validate({setting.name: value}, strict=True)
+        return value, ""
+    except ValidationError as exc:
+        problem = describe(exc, {setting.name: key})
+        faulty = {error["loc"][1] for error in exc.errors() if len(error["loc"]) > 1}
+        inner = len(faulty) == len({tuple(e["loc"][:2]) for e in exc.errors()})
+    if not faulty or not inner or not isinstance(value, dict | list):
+        return _INVALID, f"{problem}; using the default"
+    if isinstance(value, dict):
+        rest: Any = {k: v for k, v in value.items() if k not in faulty}
+    else:
+        rest = [item for n, item in enumerate(value) if n not in faulty]
+    if not rest:
+        return _INVALID, f"{problem}; using the default"
+    try:
+        setting.model.model_validate({setting.name: rest}, strict=True)
+    except ValidationError:
+        return _INVALID, f"{problem}; using the default"
+    return rest, f"{problem}; ignored, the rest of {key} applies"
 
 
 def _clamp(setting: Setting, value: Any) -> tuple[Any, str | None]:

@@ -123,6 +123,8 @@ def _one(error: Any, names: Mapping[str, str], known: Sequence[str]) -> str:
         near = difflib.get_close_matches(name[:100], known, n=1, cutoff=0.6)
         hint = f"; did you mean {near[0]}?" if near else ""
         return f"{name} is not a parameter here{hint}"
+    if kind in ("model_type", "model_attributes_type", "dataclass_type"):
+        return f"{name} must be an object, not {got}"
     if kind == "int_from_float":
         return f"{name} must be a whole number, not {got}"
     for prefix, words in _KINDS.items():

@@ -111,6 +111,51 @@ def test_snake_case_and_the_policy_alias() -> None:
     assert loaded.config.quantitative_policy.max_tokens == 100 and loaded.warnings == ()
 
 
+def test_one_setting_given_under_two_spellings_is_warned_and_the_last_applies() -> None:
+    loaded = parse({"policy": {"maxBytes": 100}, "quantitativePolicy": {"maxBytes": 200}})
+    assert loaded.config.quantitative_policy.max_bytes == 200
+    assert loaded.warnings == (
+        "config.json: policy and quantitativePolicy are one setting (quantitativePolicy): "
+        "give it once; the last one given applies",
+    )
+    worse = parse({"policy": {"maxBytes": 100}, "quantitativePolicy": 5})
+    assert worse.config.quantitative_policy.max_bytes == 8192  # the last, invalid: the default
+    assert worse.sources["quantitativePolicy"] == "default"
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept", "said"),
+    [
+        (
+            {"maxBytes": "x", "maxTokens": 30},
+            (8192, 30),
+            "quantitativePolicy.maxBytes must be a whole number, not 'x'; ignored, the rest "
+            "of quantitativePolicy applies",
+        ),
+        (
+            {"maxBytes": 100, "maxTokenz": 3},
+            (100, 4000),
+            "quantitativePolicy.maxTokenz is not a parameter here; ignored, the rest of "
+            "quantitativePolicy applies",
+        ),
+        (5, (8192, 4000), "quantitativePolicy must be an object, not 5; using the default"),
+    ],
+)
+def test_a_bad_entry_of_an_object_setting_drops_only_that_entry(
+    raw: Any, kept: tuple[int, int], said: str
+) -> None:
+    loaded = parse({"quantitativePolicy": raw})
+    policy = loaded.config.quantitative_policy
+    assert (policy.max_bytes, policy.max_tokens) == kept
+    assert loaded.warnings == (f"config.json: {said}",)
+
+
+def test_an_object_setting_missing_what_it_requires_falls_back_whole() -> None:
+    loaded = parse({"model": {"baseUrl": 3}})
+    assert loaded.config.model is None
+    assert loaded.warnings[0].endswith("model.model is required; using the default")
+
+
 def test_unknown_and_deprecated_keys_are_warned() -> None:
     loaded = parse({"bogus": 1, **dict.fromkeys(DEPRECATED, 5)})
     assert loaded.config == FabricConfig()
