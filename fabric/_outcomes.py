@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from analyzer import Analysis
-from runtime import ExecError, ExecResult, ProviderHost, Timings, render_error
+from runtime import CallTotals, ExecError, ExecResult, ProviderHost, Timings, render_error
 
 
 class FabricResult(ExecResult):
@@ -42,6 +42,30 @@ class Watched:
     ) -> Any:
         self.on_call(f"{namespace}.{name}")
         return await self.inner.call(namespace, name, arguments, positional)
+
+
+_TOOLS_KEPT = 50
+"""Tools an ``exec`` event lists; calls to the rest are added up under ``(others)``."""
+
+
+def call_fields(totals: Sequence[CallTotals]) -> list[dict[str, Any]]:
+    """The ``providers`` field of an ``exec`` event: per tool, its risk class, calls, failures,
+    milliseconds, bytes in and out, and approvals (``{"allow": 3}``); the busiest first."""
+    rows = sorted(totals, key=lambda t: -t.calls)
+    fields = [t.model_dump(exclude_defaults=True) | {"tool": t.tool} for t in rows[:_TOOLS_KEPT]]
+    rest = rows[_TOOLS_KEPT:]
+    if rest:
+        fields.append(
+            {
+                "tool": "(others)",
+                "calls": sum(t.calls for t in rest),
+                "failed": sum(t.failed for t in rest),
+                "ms": round(sum(t.ms for t in rest), 3),
+                "bytes_in": sum(t.bytes_in for t in rest),
+                "bytes_out": sum(t.bytes_out for t in rest),
+            }
+        )
+    return fields
 
 
 def is_small(result: ExecResult) -> bool:
