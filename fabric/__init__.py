@@ -5,6 +5,8 @@ provider namespaces (``tools``, ``mcp``, ``ctx``...) served by the host, and han
 small, governed result.
 """
 
+from fabric._approvals import ApprovalPolicy, Decision
+from fabric._approver import ApprovalRequest, Approvals, Approver
 from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
 from fabric._operations import Reply
 from fabric._outcomes import FabricResult
@@ -27,10 +29,15 @@ from runtime import (
 )
 
 __all__ = [
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approvals",
+    "Approver",
     "AudioBlock",
     "BlobResource",
     "ConfigError",
     "ContentBlock",
+    "Decision",
     "ErrorPayload",
     "ExecError",
     "ExecResult",

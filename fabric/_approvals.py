@@ -44,12 +44,13 @@ _STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 _TOOL_KEY = re.compile(rf"^(?:{'|'.join(NAMESPACES)})(?:\.[A-Za-z0-9_*?]+(?:\.[A-Za-z0-9_*?]+)*)?$")
 
 
-def clean(raw: Any, where: str = "config.json") -> tuple[dict[str, Mode], list[str]]:
+def clean(raw: Any, where: str = "config.json") -> tuple[dict[str, Mode] | None, list[str]]:
     """The entries of an ``approvals`` mapping that make sense, and a warning naming
-    ``approvals.<key>`` for each that does not (the rest still apply)."""
+    ``approvals.<key>`` for each that does not (the rest still apply); None when ``raw`` is
+    not a mapping at all."""
     if not isinstance(raw, dict):
         kind = type(raw).__name__
-        return {}, [
+        return None, [
             f'{where}: approvals must be an object such as {{"execute": "ask", '
             f'"mcp.git.*": "allow"}}, not {kind}; using the defaults'
         ]
@@ -104,7 +105,7 @@ class _Glob:
     literal: int
 
 
-class Policy:
+class ApprovalPolicy:
     """The ``approvals`` setting, compiled: :meth:`decide` costs a dict lookup once a tool
     has been judged."""
 

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
-from fabric._approvals import Decision, Mode, Policy
+from fabric._approvals import ApprovalPolicy, Decision, Mode
 from fabric.providers import Provider, ProviderRegistry, Risk
 from runtime import ProviderCallError, label_call
 
@@ -101,16 +101,16 @@ class Approvals:
         self.approver = approver
         """Asked when a call's mode is ``ask`` and the execution brings no approver of its own."""
         self._record = record
-        self._policy = Policy(settings.config.approvals)
+        self._policy = ApprovalPolicy(settings.config.approvals)
         self.remembered: dict[str, bool] = {}
         """Tools an approver answered ``always`` (True) or ``never`` (False) for, this session."""
         self._asking = asyncio.Lock()
 
     @property
-    def policy(self) -> Policy:
+    def policy(self) -> ApprovalPolicy:
         """The policy of the current settings (rebuilt when config.json changed)."""
         if self._policy.approvals != self._settings.config.approvals:
-            self._policy = Policy(self._settings.config.approvals)
+            self._policy = ApprovalPolicy(self._settings.config.approvals)
         return self._policy
 
     def decision(self, risk: Risk | None, tool: str) -> Decision:

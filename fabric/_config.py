@@ -199,6 +199,8 @@ def parse(raw: Any, where: str = "config.json") -> Loaded:
         if setting.key in _CLEANED:
             value, problems = _CLEANED[setting.key](value, where)
             warnings.extend(problems)
+            if value is None:  # not even the right shape: the default
+                continue
         value, note = _clamp(setting, value)
         if note:
             warnings.append(f"{where}: {note}")
