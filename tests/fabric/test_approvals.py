@@ -265,8 +265,9 @@ async def test_an_approver_that_raises_denies(session: Fabric) -> None:
 
     result = await session.exec(CALL, approver=approver)
     assert result.value["code"] == "refused"
-    assert "the approver failed: RuntimeError: the approval service is down" in (
-        result.value["message"]
+    assert (
+        "the approver failed: RuntimeError: the approval service is down"
+        in (result.value["message"])
     )
     assert (await session.exec(CALL, approver=Recorder())).value == "acted: hello"
 
