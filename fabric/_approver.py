@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from fabric._approvals import ApprovalPolicy, Decision, Mode
+from fabric._errors import ConfigError
 from fabric.providers import Provider, ProviderRegistry, Risk
 from runtime import ProviderCallError, label_call
 
@@ -91,8 +92,6 @@ class Approvals:
         self, settings: Settings, approver: Approver | None, record: Callable[..., None]
     ) -> None:
         if approver is not None and not callable(approver):
-            from fabric._errors import ConfigError
-
             raise ConfigError(
                 f"approver must be a callable taking an ApprovalRequest, not "
                 f"{type(approver).__name__}"
@@ -101,7 +100,8 @@ class Approvals:
         self.approver = approver
         """Asked when a call's mode is ``ask`` and the execution brings no approver of its own."""
         self._record = record
-        self._policy = ApprovalPolicy(settings.config.approvals)
+        self._source = settings.config.approvals
+        self._policy = ApprovalPolicy(self._source)
         self.remembered: dict[str, bool] = {}
         """Tools an approver answered ``always`` (True) or ``never`` (False) for, this session."""
         self._asking = asyncio.Lock()
@@ -109,8 +109,9 @@ class Approvals:
     @property
     def policy(self) -> ApprovalPolicy:
         """The policy of the current settings (rebuilt when config.json changed)."""
-        if self._policy.approvals != self._settings.config.approvals:
-            self._policy = ApprovalPolicy(self._settings.config.approvals)
+        approvals = self._settings.config.approvals
+        if approvals is not self._source:  # a new config since
+            self._policy, self._source = ApprovalPolicy(approvals), approvals
         return self._policy
 
     def decision(self, risk: Risk | None, tool: str) -> Decision:
@@ -270,9 +271,15 @@ class Gated:
     the rest are counted in the execution's call totals."""
 
     def __init__(
-        self, registry: ProviderRegistry, approvals: Approvals, approver: Approver | None
+        self,
+        registry: ProviderRegistry,
+        approvals: Approvals,
+        approver: Approver | None,
+        on_call: Callable[[str], None] | None = None,
     ) -> None:
         self._registry, self._approvals, self._approver = registry, approvals, approver
+        self._on_call = on_call
+        """Told each call's name as it starts (progress reports)."""
         self._told: set[tuple[str, str]] = set()
 
     def catalog(self) -> Mapping[str, Sequence[str]]:
@@ -284,6 +291,8 @@ class Gated:
     async def call(
         self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
     ) -> Any:
+        if self._on_call is not None:
+            self._on_call(f"{namespace}.{name}")
         provider, arguments = self._registry.prepare(namespace, name, arguments, positional)
         try:
             await self._approvals.check(provider, arguments, self._approver)

@@ -17,7 +17,6 @@ from fabric._approver import Approvals, Approver, Gated
 from fabric._errors import ConfigError
 from fabric._outcomes import (
     FabricResult,
-    Watched,
     blocked,
     call_fields,
     disabled,
@@ -28,7 +27,7 @@ from fabric._outcomes import (
 from fabric._settings import Settings
 from fabric._translate import describe
 from fabric.providers import ProviderRegistry
-from runtime import DoctorReport, Layer, Limits, ProviderHost, Sandbox, run_host_work
+from runtime import DoctorReport, Layer, Limits, Sandbox, run_host_work
 from runtime.boundary import Boundary, ResultFormat, ResultPolicy
 
 _KEPT_ANALYSES = 256
@@ -99,8 +98,7 @@ class Executions:
                 analysis = asyncio.ensure_future(
                     asyncio.to_thread(self._check_and_keep, code, strict)
                 )
-        gated = Gated(self._providers, self._approvals, approver)
-        providers: ProviderHost = gated if on_call is None else Watched(gated, on_call)
+        providers = Gated(self._providers, self._approvals, approver, on_call)
         result = await self.sandbox.execute(code, providers=providers, limits=limits, render=False)
         finish = functools.partial(self._boundary.finish, policy=policy, fmt=result_format)
         if is_small(result):  # a thread hop costs more than finishing a small result here

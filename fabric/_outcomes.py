@@ -1,13 +1,13 @@
 """What ``Fabric.exec`` needs beside the session: results made without running (blocked,
-disabled), a provider host that reports calls, and the fields telemetry keeps."""
+disabled), and the fields telemetry keeps."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from analyzer import Analysis
-from runtime import CallTotals, ExecError, ExecResult, ProviderHost, Timings, render_error
+from runtime import CallTotals, ExecError, ExecResult, Timings, render_error
 
 
 class FabricResult(ExecResult):
@@ -23,25 +23,6 @@ class FabricResult(ExecResult):
         fields = dict(result)
         fields["analysis"] = analysis
         return cls.model_construct(result.model_fields_set | {"analysis"}, **fields)
-
-
-class Watched:
-    """A provider host that reports each call before serving it."""
-
-    def __init__(self, inner: ProviderHost, on_call: Callable[[str], None]) -> None:
-        self.inner, self.on_call = inner, on_call
-
-    def catalog(self) -> Mapping[str, Sequence[str]]:
-        return self.inner.catalog()
-
-    def parameters(self, namespace: str, name: str) -> Sequence[str]:
-        return self.inner.parameters(namespace, name)
-
-    async def call(
-        self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
-    ) -> Any:
-        self.on_call(f"{namespace}.{name}")
-        return await self.inner.call(namespace, name, arguments, positional)
 
 
 _TOOLS_KEPT = 50

@@ -17,7 +17,6 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, Protocol
 
@@ -115,19 +114,6 @@ def _dumped(value: object) -> object:
     return json_default(value)
 
 
-@dataclass
-class _Tally:
-    """One tool's calls so far."""
-
-    risk: str | None = None
-    calls: int = 0
-    failed: int = 0
-    ms: float = 0.0
-    bytes_in: int = 0
-    bytes_out: int = 0
-    approvals: Counter[str] = field(default_factory=Counter)
-
-
 _UNKNOWN_CODES = frozenset({"unknown_namespace", "unknown_tool"})
 
 
@@ -144,7 +130,7 @@ class _Calls:
         self._write_lock = asyncio.Lock()
         self.count = 0
         self._records: list[dict[str, Any]] = []
-        self._tallies: dict[str, _Tally] = {}
+        self._tallies: dict[str, dict[str, Any]] = {}
 
     def dispatch(self, raw: Any, size: int = 0) -> None:
         call = _check_call(raw)
@@ -185,30 +171,26 @@ class _Calls:
             tool = "(unknown)"
         tally = self._tallies.get(tool)
         if tally is None:
-            tally = self._tallies[tool] = _Tally()
-        tally.risk = labels.risk or tally.risk
-        tally.calls += 1
-        tally.failed += code is not None
-        tally.ms += ms
-        tally.bytes_in += size
-        tally.bytes_out += out
+            tally = self._tallies[tool] = {"tool": tool, "approvals": Counter()}
+        tally["risk"] = labels.risk or tally.get("risk")
+        for name, value in (
+            ("calls", 1),
+            ("failed", code is not None),
+            ("ms", ms),
+            ("bytes_in", size),
+            ("bytes_out", out),
+        ):
+            tally[name] = tally.get(name, 0) + value
         if labels.approval is not None:
-            tally.approvals[labels.approval] += 1
+            tally["approvals"][labels.approval] += 1
 
     def recorded(self) -> dict[str, Any]:
         """The result's fields about calls: their count, the first ones, every tool's totals."""
         totals = tuple(
             CallTotals(
-                tool=tool,
-                risk=t.risk,
-                calls=t.calls,
-                failed=t.failed,
-                ms=round(t.ms, 3),
-                bytes_in=t.bytes_in,
-                bytes_out=t.bytes_out,
-                approvals=dict(t.approvals),
+                **tally | {"ms": round(tally["ms"], 3), "approvals": dict(tally["approvals"])}
             )
-            for tool, t in self._tallies.items()
+            for tally in self._tallies.values()
         )
         log = tuple(CallRecord(**record) for record in self._records)
         return {"calls": self.count, "call_log": log, "call_totals": totals}
