@@ -80,6 +80,9 @@ class Fabric:
         )
         """The effective settings, where each came from, and what was wrong with them."""
         self.telemetry = Telemetry(root / ".fabric" / "events.jsonl")
+        self.approvals = Approvals(self.settings, approver, self.telemetry.record)
+        """The approvals of this session's snippet calls: ``approvals.decide(risk, tool)`` says
+        ``allow``, ``ask`` or ``deny``; ``approver`` is asked where the config says ``ask``."""
         self.tokens = TokenCounter()
         self.context, self._setup_warnings = ContextTools.open(
             self.workspace, self.config, self.tokens, self.telemetry.record, store
@@ -96,9 +99,6 @@ class Fabric:
         self.ctx = Calls(self, "ctx")
         """The context operations as Python calls: ``await fab.ctx.read(handle, query="x")``
         takes what ``ctx.read`` takes in a snippet and returns a ``Reply``."""
-        self.approvals = Approvals(self.settings, approver, self.telemetry.record)
-        """The approvals of this session's snippet calls: ``approvals.decide(risk, tool)`` says
-        ``allow``, ``ask`` or ``deny``; ``approver`` is asked where the config says ``ask``."""
         self.executions = Executions(
             self.settings,
             self.providers,

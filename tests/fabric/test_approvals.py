@@ -16,7 +16,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabric import ApprovalPolicy, ApprovalRequest, Fabric, Limits, ProviderRegistry
+from fabric import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    ConfigError,
+    Fabric,
+    Limits,
+    ProviderRegistry,
+)
 from fabric.providers import RISKS, Risk
 
 CALL = """
@@ -394,6 +401,9 @@ async def test_every_decision_is_in_telemetry_and_ctx_status(tmp_path: Path) -> 
             assert tools["extensions.act"]["approvals"] == {"deny": 4}
             assert tools["extensions.run"]["approvals"] == {"refused": 1}
         assert fab.status()["approvals"]["modes"]["network"] == "deny"
+        reply = await fab.ctx.status(scope="runtime")
+        assert "provider calls: 8 (5 failed, 5 stopped by approvals)" in reply.text
+        assert "approvals asked: 1 (1 refused)" in reply.text
 
 
 async def test_every_call_is_recorded_with_its_duration_and_sizes(tmp_path: Path) -> None:
@@ -417,3 +427,8 @@ async def test_every_call_is_recorded_with_its_duration_and_sizes(tmp_path: Path
         assert totals.bytes_in > 30 * 50_000 and totals.bytes_out > 30 * 200_000
         assert (totals.risk, totals.approvals) == ("read", {"allow": 30})
         assert fab.status(scope="runtime")["provider_bytes_out"] == totals.bytes_out
+
+
+async def test_an_approver_must_be_callable(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="approver must be a callable taking an ApprovalRequest"):
+        Fabric(tmp_path, approver="yes")  # type: ignore[arg-type]
