@@ -268,7 +268,7 @@ async def bench_providers(workspace: Path, n: int) -> None:
         marks["received"] = time.perf_counter()
 
     for func in (ping, blob, mark):
-        registry.register("extensions", func.__name__, func)
+        registry.register("extensions", func.__name__, func, risk="read")
     async with Fabric(
         workspace=workspace, registry=registry, limits=Limits(max_calls=n + 10)
     ) as fab:

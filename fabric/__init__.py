@@ -5,6 +5,8 @@ provider namespaces (``tools``, ``mcp``, ``ctx``...) served by the host, and han
 small, governed result.
 """
 
+from fabric._approvals import ApprovalPolicy, Decision
+from fabric._approver import ApprovalRequest, Approvals, Approver
 from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
 from fabric._hooks import Completed, HookCounts, PostHook
 from fabric._operations import Reply
@@ -28,11 +30,16 @@ from runtime import (
 )
 
 __all__ = [
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approvals",
+    "Approver",
     "AudioBlock",
     "BlobResource",
     "Completed",
     "ConfigError",
     "ContentBlock",
+    "Decision",
     "ErrorPayload",
     "ExecError",
     "ExecResult",

@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from analyzer import Options
+from fabric import _approvals as approvals
+from fabric._approvals import Mode
 from fabric._llm import ModelSettings
 from fabric._translate import describe
 from runtime import Isolation, Limits
@@ -78,6 +80,12 @@ class FabricConfig(BaseModel):
     model: ModelSettings | None = None
     """An OpenAI-compatible endpoint for ``ctx_summarize(mode="model")``:
     ``{"baseUrl": ..., "model": ..., "apiKeyEnv": ...}``."""
+    approvals: dict[str, Mode] = Field(default_factory=dict)
+    """``allow``, ``ask`` or ``deny`` per risk class and per tool (``{"execute": "ask",
+    "mcp.git.*": "allow", "tools.bash": "deny"}``); the most specific key wins
+    (``fabric._approvals``); unset classes keep their defaults."""
+    approval_timeout_s: float = Field(60.0, ge=1, le=3600)
+    """Seconds an approver may take to answer before the call counts as refused."""
     limits: Limits = Field(default_factory=Limits)
     boundary: BoundaryConfig = Field(default_factory=BoundaryConfig)
     analysis: Options = Field(default_factory=Options)
@@ -147,6 +155,9 @@ SETTINGS = _settings()
 FIELDS = {setting.name: key for key, setting in SETTINGS.items()}
 """snake_case name -> camelCase key."""
 _ALIASES = {"policy": "quantitativePolicy"}
+_CLEANED = {"approvals": approvals.clean}
+"""Settings whose entries are checked one by one: a bad entry is dropped with its warning,
+the others apply."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +206,11 @@ def parse(raw: Any, where: str = "config.json") -> Loaded:
             values[setting.section].pop(setting.name, None)
             sources[setting.key] = "default"
         typed[setting.key] = str(key)
+        if setting.key in _CLEANED:
+            value, problems = _CLEANED[setting.key](value, where)
+            warnings.extend(problems)
+            if value is None:  # not even the right shape: the default
+                continue
         value, note = _clamp(setting, value)
         if note:
             warnings.append(f"{where}: {note}")

@@ -51,10 +51,27 @@ class Counters:
     """Executions whose result put the analyzer's verdict to the test."""
     verdict_mismatches: int = 0
     """Of those, the ones whose result disagreed with the verdict (``fabric._verdicts``)."""
+    provider_calls: int = 0
+    """Provider calls snippets made, to any tool."""
+    provider_failures: int = 0
+    """Of those, the ones that failed (denied ones included)."""
+    provider_ms: int = 0
+    """Milliseconds the host spent serving them (concurrent calls overlap)."""
+    provider_bytes_in: int = 0
+    """Bytes of the calls' frames from the workers (their arguments)."""
+    provider_bytes_out: int = 0
+    """Bytes of the replies sent back (values and errors)."""
+    calls_stopped: int = 0
+    """Calls the approvals stopped: denied by the config, refused, or with nobody to ask."""
+    approvals_asked: int = 0
+    """Questions an approver answered (or failed to)."""
+    approvals_refused: int = 0
+    """Of those, the ones that ended in a refusal."""
 
     def count(self, event: dict[str, Any]) -> None:
         kind = event.get("kind")
         if kind == "exec":
+            self._count_calls(event.get("providers"))
             self.executions += 1
             self.failures += 0 if event.get("ok") else 1
             self.bytes_produced += int(event.get("bytes", 0))
@@ -77,9 +94,72 @@ class Counters:
             self.searches += 1
         elif kind == "summarize":
             self.summaries += 1
+        elif kind == "approval" and event.get("outcome") in ("approved", "refused"):
+            self.approvals_asked += 1
+            self.approvals_refused += event.get("outcome") == "refused"
+
+    def _count_calls(self, rows: Any) -> None:
+        for row in rows if isinstance(rows, list) else ():
+            if not isinstance(row, dict):
+                continue
+            self.provider_calls += _int(row.get("calls"))
+            self.provider_failures += _int(row.get("failed"))
+            self.provider_ms += round(_number(row.get("ms")))
+            self.provider_bytes_in += _int(row.get("bytes_in"))
+            self.provider_bytes_out += _int(row.get("bytes_out"))
+            approvals = row.get("approvals")
+            if isinstance(approvals, dict):
+                self.calls_stopped += sum(_int(approvals.get(label)) for label in STOPPED)
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
+
+
+STOPPED = ("deny", "refused", "unasked", "session_deny")
+"""The approval labels of calls that did not run."""
+_TOOLS_KEPT = 500
+"""Tools a ledger keeps apart; calls to any more are added up under ``(others)``."""
+
+
+def _int(value: Any) -> int:
+    return value if type(value) is int else 0
+
+
+def _number(value: Any) -> float:
+    return float(value) if type(value) in (int, float) else 0.0
+
+
+class ToolTotals:
+    """Provider calls added up per tool, from the ``providers`` rows of ``exec`` events."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, dict[str, Any]] = {}
+
+    def add(self, event: dict[str, Any]) -> None:
+        rows = event.get("providers") if event.get("kind") == "exec" else None
+        for row in rows if isinstance(rows, list) else ():
+            tool = row.get("tool") if isinstance(row, dict) else None
+            if not isinstance(tool, str):
+                continue
+            if tool not in self._rows and len(self._rows) >= _TOOLS_KEPT:
+                tool = "(others)"
+            into = self._rows.setdefault(
+                tool, {"tool": tool, "risk": None, "calls": 0, "failed": 0, "ms": 0.0}
+            )
+            if isinstance(row.get("risk"), str):
+                into["risk"] = row["risk"]
+            for name in ("calls", "failed", "bytes_in", "bytes_out"):
+                into[name] = into.get(name, 0) + _int(row.get(name))
+            into["ms"] = round(into["ms"] + _number(row.get("ms")), 3)
+            approvals = row.get("approvals")
+            if isinstance(approvals, dict):
+                mine = into.setdefault("approvals", {})
+                for label, n in approvals.items():
+                    mine[str(label)] = mine.get(str(label), 0) + _int(n)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Each tool's totals, the most called first."""
+        return sorted(self._rows.values(), key=lambda row: -int(row["calls"]))
 
 
 class Events:
@@ -177,6 +257,17 @@ class Events:
                     setattr(totals, name, getattr(totals, name) + value)
         return {"since": first, "events": dict(kinds), **totals.as_dict()}
 
+    def tools(self, *, session_only: bool = False) -> list[dict[str, Any]]:
+        """Provider calls per tool over the log (``lifetime``), or this host session's."""
+        self.lifetime(session_only=session_only)  # reads what was appended since
+        merged = ToolTotals()
+        with self._scan_lock:
+            for scanned in self._scanned.values():
+                part = scanned.mine if session_only else scanned.all
+                for row in part.tools.rows():
+                    merged.add({"kind": "exec", "providers": [row]})
+        return merged.rows()
+
     def _scan(self, path: Path) -> _Scanned | None:
         try:
             with open(path, "rb") as f:
@@ -208,11 +299,13 @@ class _Part:
     first: Any = None
     kinds: Counter[str] = field(default_factory=Counter)
     totals: Counters = field(default_factory=Counters)
+    tools: ToolTotals = field(default_factory=ToolTotals)
 
     def add(self, event: dict[str, Any]) -> None:
         self.first = self.first or event.get("ts")
         self.kinds[str(event.get("kind", "?"))] += 1
         self.totals.count(event)
+        self.tools.add(event)
 
 
 @dataclass
@@ -239,9 +332,13 @@ class Telemetry:
     def __init__(self, path: Path) -> None:
         self.events = Events(path)
         self.counters = Counters()
+        self.tools = ToolTotals()
+        """This session's provider calls per tool."""
 
     def record(self, kind: str, **fields: Any) -> None:
-        self.counters.count(self.events.record(kind, **fields))
+        event = self.events.record(kind, **fields)
+        self.counters.count(event)
+        self.tools.add(event)
 
     def close(self) -> None:
         self.events.close()

@@ -13,11 +13,12 @@ from pydantic import ValidationError
 
 from analyzer import Analysis, analyze
 from fabric import _verdicts as verdicts
+from fabric._approver import Approvals, Approver, Gated
 from fabric._errors import ConfigError
 from fabric._outcomes import (
     FabricResult,
-    Watched,
     blocked,
+    call_fields,
     disabled,
     empty_snippet,
     is_small,
@@ -25,7 +26,8 @@ from fabric._outcomes import (
 )
 from fabric._settings import Settings
 from fabric._translate import describe
-from runtime import DoctorReport, Layer, Limits, ProviderHost, Sandbox, run_host_work
+from fabric.providers import ProviderRegistry
+from runtime import DoctorReport, Layer, Limits, Sandbox, run_host_work
 from runtime.boundary import Boundary, ResultFormat, ResultPolicy
 
 _KEPT_ANALYSES = 256
@@ -37,7 +39,8 @@ class Executions:
     def __init__(
         self,
         settings: Settings,
-        providers: ProviderHost,
+        providers: ProviderRegistry,
+        approvals: Approvals,
         boundary: Boundary,
         record: Callable[..., None],
         *,
@@ -45,6 +48,7 @@ class Executions:
         max_running: int,
     ) -> None:
         self._settings, self._providers, self._boundary = settings, providers, boundary
+        self._approvals = approvals
         self._record = record
         self._analyses: dict[tuple[str, bool | None], Analysis] = {}
         self.sandbox = Sandbox(
@@ -68,8 +72,10 @@ class Executions:
         result_format: ResultFormat | None,
         strict: bool | None,
         on_call: Callable[[str], None] | None,
+        approver: Approver | None = None,
     ) -> FabricResult:
-        """``Fabric.exec``: one snippet, its faults in the result."""
+        """``Fabric.exec``: one snippet, its faults in the result; its calls judged by the
+        session's approvals, ``approver`` (else the session's) asked where they say ``ask``."""
         settings = self._settings
         if not settings.config.enabled:
             return disabled()
@@ -92,7 +98,7 @@ class Executions:
                 analysis = asyncio.ensure_future(
                     asyncio.to_thread(self._check_and_keep, code, strict)
                 )
-        providers = self._providers if on_call is None else Watched(self._providers, on_call)
+        providers = Gated(self._providers, self._approvals, approver, on_call)
         result = await self.sandbox.execute(code, providers=providers, limits=limits, render=False)
         finish = functools.partial(self._boundary.finish, policy=policy, fmt=result_format)
         if is_small(result):  # a thread hop costs more than finishing a small result here
@@ -124,6 +130,7 @@ class Executions:
             media_bytes=done.media_bytes,
             handle=done.handle,
             calls=done.calls,
+            providers=call_fields(done.call_totals),
             ms=round(done.timings.total_ms, 2),
             code_bytes=len(code),
             checked=verdicts.checked(done.analysis, done.ok),

@@ -1,13 +1,13 @@
 """What ``Fabric.exec`` needs beside the session: results made without running (blocked,
-disabled), a provider host that reports calls, and the fields telemetry keeps."""
+disabled), and the fields telemetry keeps."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from analyzer import Analysis
-from runtime import ExecError, ExecResult, ProviderHost, Timings, render_error
+from runtime import CallTotals, ExecError, ExecResult, Timings, render_error
 
 
 class FabricResult(ExecResult):
@@ -25,23 +25,28 @@ class FabricResult(ExecResult):
         return cls.model_construct(result.model_fields_set | {"analysis"}, **fields)
 
 
-class Watched:
-    """A provider host that reports each call before serving it."""
+_TOOLS_KEPT = 50
+"""Tools an ``exec`` event lists; calls to the rest are added up under ``(others)``."""
 
-    def __init__(self, inner: ProviderHost, on_call: Callable[[str], None]) -> None:
-        self.inner, self.on_call = inner, on_call
 
-    def catalog(self) -> Mapping[str, Sequence[str]]:
-        return self.inner.catalog()
-
-    def parameters(self, namespace: str, name: str) -> Sequence[str]:
-        return self.inner.parameters(namespace, name)
-
-    async def call(
-        self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
-    ) -> Any:
-        self.on_call(f"{namespace}.{name}")
-        return await self.inner.call(namespace, name, arguments, positional)
+def call_fields(totals: Sequence[CallTotals]) -> list[dict[str, Any]]:
+    """The ``providers`` field of an ``exec`` event: per tool, its risk class, calls, failures,
+    milliseconds, bytes in and out, and approvals (``{"allow": 3}``); the busiest first."""
+    rows = sorted(totals, key=lambda t: -t.calls)
+    fields = [t.model_dump(exclude_defaults=True) | {"tool": t.tool} for t in rows[:_TOOLS_KEPT]]
+    rest = rows[_TOOLS_KEPT:]
+    if rest:
+        fields.append(
+            {
+                "tool": "(others)",
+                "calls": sum(t.calls for t in rest),
+                "failed": sum(t.failed for t in rest),
+                "ms": round(sum(t.ms for t in rest), 3),
+                "bytes_in": sum(t.bytes_in for t in rest),
+                "bytes_out": sum(t.bytes_out for t in rest),
+            }
+        )
+    return fields
 
 
 def is_small(result: ExecResult) -> bool:

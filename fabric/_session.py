@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from analyzer import Analysis, EffectsTable, Options
+from fabric._approver import Approvals, Approver
 from fabric._config import FabricConfig, Source
 from fabric._context import ContextTools
 from fabric._errors import ConfigError, FabricClosed
@@ -58,6 +59,7 @@ class Fabric:
         effects: list[Any] | None = None,
         isolation: Isolation | None = None,
         max_running: int = MAX_RUNNING,
+        approver: Approver | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -79,6 +81,9 @@ class Fabric:
         )
         """The effective settings, where each came from, and what was wrong with them."""
         self.telemetry = Telemetry(root / ".fabric" / "events.jsonl")
+        self.approvals = Approvals(self.settings, approver, self.telemetry.record)
+        """The approvals of this session's snippet calls: ``approvals.decide(risk, tool)`` says
+        ``allow``, ``ask`` or ``deny``; ``approver`` is asked where the config says ``ask``."""
         self.tokens = TokenCounter()
         self.context, self._setup_warnings = ContextTools.open(
             self.workspace, self.config, self.tokens, self.telemetry.record, store
@@ -98,6 +103,7 @@ class Fabric:
         self.executions = Executions(
             self.settings,
             self.providers,
+            self.approvals,
             self.boundary,
             self.telemetry.record,
             spares=spares,
@@ -195,6 +201,7 @@ class Fabric:
         result_format: ResultFormat | None = None,
         strict: bool | None = None,
         on_call: Callable[[str], None] | None = None,
+        approver: Approver | None = None,
     ) -> FabricResult:
         """Run a snippet. Its faults come back in the result (``ok=False``), never raised.
 
@@ -208,6 +215,7 @@ class Fabric:
         error with the fixes before anything runs.
 
         ``on_call`` is told the name of each provider call as it starts (for progress reports).
+        ``approver`` answers this run's ``ask`` calls instead of the session's approver.
         """
         self._check_open()
         self.refresh()
@@ -219,6 +227,7 @@ class Fabric:
             result_format=result_format,
             strict=strict,
             on_call=on_call,
+            approver=approver,
         )
         self.hooks.after(code, result)
         return result
@@ -310,6 +319,11 @@ class Fabric:
             }
         if self.hooks.report()["hooks"]:
             report["post_hooks"] = self.hooks.report()
+        report["approvals"] = self.approvals.report()
+        if scope == "runtime":
+            report["providers"] = self.telemetry.tools.rows()
+        else:
+            report["providers"] = events.tools(session_only=scope == "session")
         if self.layers:  # known once the sandbox has started
             report["isolation"] = self.isolation_report(detail=detail == "full")
         if detail == "full":

@@ -40,8 +40,10 @@ if TYPE_CHECKING:
     )
     from runtime._execution import ProviderHost
     from runtime._isolation import ISOLATIONS, DoctorReport, Isolation, Layer, Probe
+    from runtime._labels import CallLabels, label_call
     from runtime._models import (
         CallRecord,
+        CallTotals,
         CompileIssue,
         ErrorKind,
         ExecError,
@@ -93,6 +95,9 @@ _EXPORTS = {
     "Layer": "runtime._isolation",
     "Probe": "runtime._isolation",
     "CallRecord": "runtime._models",
+    "CallTotals": "runtime._models",
+    "CallLabels": "runtime._labels",
+    "label_call": "runtime._labels",
     "CompileIssue": "runtime._models",
     "PolicyApplied": "runtime._models",
     "ErrorKind": "runtime._models",
@@ -128,8 +133,10 @@ __all__ = [
     "AudioBlock",
     "BlobResource",
     "BlockAnnotations",
+    "CallLabels",
     "CallRecord",
     "CallStopped",
+    "CallTotals",
     "CompileIssue",
     "ContentBlock",
     "DoctorReport",
@@ -155,6 +162,7 @@ __all__ = [
     "TextResource",
     "Timings",
     "described",
+    "label_call",
     "render_error",
     "render_value",
     "run_host_work",

@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from types import CodeType
 from typing import Any, Protocol
@@ -23,8 +24,10 @@ from pydantic import BaseModel
 
 from contract import NAMESPACES
 from runtime._errors import ProviderCallError
+from runtime._labels import CURRENT, CallLabels
 from runtime._models import (
     CallRecord,
+    CallTotals,
     CompileIssue,
     ErrorKind,
     ExecError,
@@ -111,8 +114,12 @@ def _dumped(value: object) -> object:
     return json_default(value)
 
 
+_UNKNOWN_CODES = frozenset({"unknown_namespace", "unknown_tool"})
+
+
 class _Calls:
-    """Serves the worker's provider calls concurrently, within the execution's limits."""
+    """Serves the worker's provider calls concurrently, within the execution's limits, and
+    records each: the first ones whole (``CallRecord``), every one in its tool's totals."""
 
     def __init__(self, providers: ProviderHost, writer: asyncio.StreamWriter, limits: Limits):
         self._providers = providers
@@ -122,30 +129,75 @@ class _Calls:
         self._tasks: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
         self.count = 0
-        self.log: list[CallRecord] = []
+        self._records: list[dict[str, Any]] = []
+        self._tallies: dict[str, dict[str, Any]] = {}
 
-    def dispatch(self, raw: Any) -> None:
+    def dispatch(self, raw: Any, size: int = 0) -> None:
         call = _check_call(raw)
         self.count += 1
         if self.count > self._limits.max_calls:
             raise ProtocolViolation(f"more than {self._limits.max_calls} provider calls")
-        if len(self.log) < _CALLS_LOGGED:
+        record: dict[str, Any] | None = None
+        if len(self._records) < _CALLS_LOGGED:
             named = _named(self._providers, call)
             tool = f"{call['ns']}.{call['name']}"
-            self.log.append(CallRecord(tool=tool, args=_brief(named)))
-        task = asyncio.get_running_loop().create_task(self._serve(call))
+            record = {"tool": tool, "args": _brief(named), "bytes_in": size}
+            self._records.append(record)
+        task = asyncio.get_running_loop().create_task(self._serve(call, size, record))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _serve(self, call: _wire.CallMessage) -> None:
+    async def _serve(
+        self, call: _wire.CallMessage, size: int, record: dict[str, Any] | None
+    ) -> None:
+        labels = CallLabels()
+        CURRENT.set(labels)  # this task's own context: the host labels this call
         async with self._gate:
-            frame = await self._answer(call)
+            started = time.perf_counter()
+            frame, code = await self._answer(call)
+            ms = (time.perf_counter() - started) * 1000
+        self._account(f"{call['ns']}.{call['name']}", size, len(frame), ms, code, labels)
+        if record is not None:
+            record.update(ms=round(ms, 3), bytes_out=len(frame), code=code)
+            record.update(risk=labels.risk, approval=labels.approval)
         async with self._write_lock:  # frames must not interleave
             if not self._writer.is_closing():
                 await _wire.write_frame(self._writer, frame)
 
-    async def _answer(self, call: _wire.CallMessage) -> bytes:
-        """The reply frame: the value, or an error the snippet sees as ToolError."""
+    def _account(
+        self, tool: str, size: int, out: int, ms: float, code: str | None, labels: CallLabels
+    ) -> None:
+        if code in _UNKNOWN_CODES:
+            tool = "(unknown)"
+        tally = self._tallies.get(tool)
+        if tally is None:
+            tally = self._tallies[tool] = {"tool": tool, "approvals": Counter()}
+        tally["risk"] = labels.risk or tally.get("risk")
+        for name, value in (
+            ("calls", 1),
+            ("failed", code is not None),
+            ("ms", ms),
+            ("bytes_in", size),
+            ("bytes_out", out),
+        ):
+            tally[name] = tally.get(name, 0) + value
+        if labels.approval is not None:
+            tally["approvals"][labels.approval] += 1
+
+    def recorded(self) -> dict[str, Any]:
+        """The result's fields about calls: their count, the first ones, every tool's totals."""
+        totals = tuple(
+            CallTotals(
+                **tally | {"ms": round(tally["ms"], 3), "approvals": dict(tally["approvals"])}
+            )
+            for tally in self._tallies.values()
+        )
+        log = tuple(CallRecord(**record) for record in self._records)
+        return {"calls": self.count, "call_log": log, "call_totals": totals}
+
+    async def _answer(self, call: _wire.CallMessage) -> tuple[bytes, str | None]:
+        """The reply frame (the value, or an error the snippet sees as ToolError) and the
+        error's code."""
         call_id, ns, name = call["id"], call["ns"], call["name"]
         qualified = f"{ns}.{name}"
         if ns not in NAMESPACES:
@@ -159,14 +211,14 @@ class _Calls:
             message = f"{qualified} failed: {type(exc).__name__}: {exc}"
             return _failure(call_id, "provider_failed", message)
         try:
-            return _wire.encode_marshal(_wire.call_reply(call_id, value))
+            return _wire.encode_marshal(_wire.call_reply(call_id, value)), None
         except ValueError:
             pass
         try:
             value = _plain(value)
         except (TypeError, ValueError, RecursionError) as exc:
             return _failure(call_id, "bad_result", f"{qualified} returned non-plain data: {exc}")
-        return _wire.encode_marshal(_wire.call_reply(call_id, value))
+        return _wire.encode_marshal(_wire.call_reply(call_id, value)), None
 
     async def cancel(self) -> None:
         for task in list(self._tasks):
@@ -213,8 +265,8 @@ def _brief(kwargs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _failure(call_id: int, code: str, message: str) -> bytes:
-    return _wire.encode_marshal(_wire.call_failure(call_id, code, message))
+def _failure(call_id: int, code: str, message: str) -> tuple[bytes, str]:
+    return _wire.encode_marshal(_wire.call_failure(call_id, code, message)), code
 
 
 _SIGNAL_REASONS: dict[int, tuple[ErrorKind, str]] = {
@@ -282,6 +334,7 @@ def failed_result(
     dropped: int = 0,
     calls: int = 0,
     call_log: tuple[CallRecord, ...] = (),
+    call_totals: tuple[CallTotals, ...] = (),
 ) -> ExecResult:
     error = _finish(code, error)
     text = render_error(error)
@@ -296,6 +349,7 @@ def failed_result(
         logs_dropped=dropped,
         calls=calls,
         call_log=call_log,
+        call_totals=call_totals,
     )
 
 
@@ -373,7 +427,7 @@ async def execute(
                 message, size = await read_frame(reader, max_frame, budget)
                 op = message.get("op") if isinstance(message, dict) else None
                 if op == "call":
-                    calls.dispatch(message)
+                    calls.dispatch(message, size)
                     continue
                 if op != "result":
                     raise ProtocolViolation(f"unexpected message {str(op)[:40]!r}")
@@ -397,8 +451,7 @@ async def execute(
                         spent,
                         logs=logs,
                         dropped=dropped,
-                        calls=calls.count,
-                        call_log=tuple(calls.log),
+                        **calls.recorded(),
                     ).model_copy(update={"warnings": warnings})
                 value = result.get("value")
                 text = (
@@ -411,9 +464,8 @@ async def execute(
                     logs=logs,
                     logs_dropped=dropped,
                     timings=spent,
-                    calls=calls.count,
-                    call_log=tuple(calls.log),
                     warnings=warnings,
+                    **calls.recorded(),
                 )
     except TimeoutError:
         worker.kill()
@@ -424,11 +476,11 @@ async def execute(
             "wall-clock limit and was stopped",
             limit=limits.timeout_s,
         )
-        return failed_result(code, error, timings(), calls=calls.count)
+        return failed_result(code, error, timings(), **calls.recorded())
     except TooComplex as exc:
         worker.kill()
         error = ExecError(kind="limit", type="ResultTooComplex", message=str(exc))
-        return failed_result(code, error, timings(), calls=calls.count)
+        return failed_result(code, error, timings(), **calls.recorded())
     except MemoryError:  # the host could not hold what the worker sent: the host goes on
         worker.kill()
         error = ExecError(
@@ -437,7 +489,7 @@ async def execute(
             message="the host ran out of memory taking the result",
             hint="return less, or store it from the snippet: `await ctx.offload(value)`",
         )
-        return failed_result(code, error, timings(), calls=calls.count)
+        return failed_result(code, error, timings(), **calls.recorded())
     except ProtocolViolation as exc:
         worker.kill()
         error = ExecError(
@@ -446,7 +498,7 @@ async def execute(
             message=str(exc),
             hint="the worker was stopped; the next execution gets a fresh one",
         )
-        return failed_result(code, error, timings(), calls=calls.count)
+        return failed_result(code, error, timings(), **calls.recorded())
     except (asyncio.IncompleteReadError, ConnectionError):
         try:
             status = await asyncio.wait_for(asyncio.shield(worker.exit_status), 2)
@@ -455,6 +507,6 @@ async def execute(
             status = -1
         if status == ZYGOTE_GONE and calls.count == 0:
             raise WorkerLost("the worker died with its zygote before it ran anything") from None
-        return failed_result(code, _crash_error(status, limits), timings(), calls=calls.count)
+        return failed_result(code, _crash_error(status, limits), timings(), **calls.recorded())
     finally:
         await calls.cancel()

@@ -95,7 +95,7 @@ PolicyApplied = Literal["inline", "offload", "summarize", "edit", "compact"]
 
 
 class CallRecord(BaseModel):
-    """One provider call a snippet made (the first few are kept)."""
+    """One provider call a snippet made (the first few are kept, in the order they started)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -103,6 +103,38 @@ class CallRecord(BaseModel):
     """Qualified name, e.g. ``tools.read``."""
     args: dict[str, Any] = {}
     """Its arguments, long values shortened."""
+    ms: float | None = None
+    """How long the host took to serve it, approval included; None when the execution ended
+    before it was answered."""
+    bytes_in: int = 0
+    """Size of the call's frame from the worker (its arguments, as they crossed)."""
+    bytes_out: int = 0
+    """Size of the reply frame sent back (the value, or the error)."""
+    code: str | None = None
+    """The error code it failed with (``denied``, ``bad_arguments``...); None when it answered."""
+    risk: str | None = None
+    """Its risk class, as the host's approvals judged it (None: the host did not say)."""
+    approval: str | None = None
+    """How it was let through or stopped, as the host labelled it (``allow``, ``approved``,
+    ``deny``, ``refused``, ``unasked``); None when the host does not judge calls."""
+
+
+class CallTotals(BaseModel):
+    """Every call an execution made to one tool, added up (calls beyond the kept records too)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool: str
+    """Qualified name; calls to names the host does not know count under ``(unknown)``."""
+    risk: str | None = None
+    calls: int = 0
+    failed: int = 0
+    ms: float = 0.0
+    """Milliseconds spent serving them, added up (concurrent calls overlap)."""
+    bytes_in: int = 0
+    bytes_out: int = 0
+    approvals: dict[str, int] = {}
+    """How many calls each approval label covered (``{"allow": 12, "refused": 1}``)."""
 
 
 class ExecResult(BaseModel):
@@ -133,6 +165,8 @@ class ExecResult(BaseModel):
     """Provider calls the snippet made."""
     call_log: tuple[CallRecord, ...] = ()
     """The first provider calls, in the order they were made."""
+    call_totals: tuple[CallTotals, ...] = ()
+    """Every provider call, added up per tool, in the order each tool was first called."""
     handle: str | None = None
     """Where the full result is stored, when the boundary offloaded or summarized it."""
     logs_handle: str | None = None

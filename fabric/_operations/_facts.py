@@ -23,6 +23,7 @@ class RememberArgs(Args):
     help="Remember a project fact under a name",
     description="It replaces what the name held, and persists across sessions.",
     cli=Cli(positional=("name", "text")),
+    risk="write",
 )
 def remember(session: Fabric, args: RememberArgs, surface: Surface) -> Reply:
     fact = session.facts.remember(args.name, args.text)
@@ -67,7 +68,12 @@ class ForgetArgs(Args):
     name: str = Field(description="the fact to forget")
 
 
-@operation(ForgetArgs, help="Forget a remembered fact by name", cli=Cli(positional=("name",)))
+@operation(
+    ForgetArgs,
+    help="Forget a remembered fact by name",
+    cli=Cli(positional=("name",)),
+    risk="write",
+)
 def forget(session: Fabric, args: ForgetArgs, surface: Surface) -> Reply:
     existed = session.facts.forget(args.name)
     text = f"forgot {args.name}" if existed else f"there was no fact named {args.name}"

@@ -53,6 +53,14 @@ def status_text(report: dict[str, Any]) -> str:
         f"searches, {get('summaries', 0)} summaries, {get('analyzer_warnings', 0)} analyzer "
         "warnings"
     ]
+    if get("provider_calls"):
+        lines.append(
+            f"provider calls: {get('provider_calls')} ({get('provider_failures', 0)} failed, "
+            f"{get('calls_stopped', 0)} stopped by approvals), {get('provider_ms', 0)} ms, "
+            f"{get('provider_bytes_in', 0)} bytes in, {get('provider_bytes_out', 0)} out; "
+            f"approvals asked: {get('approvals_asked', 0)} "
+            f"({get('approvals_refused', 0)} refused)"
+        )
     if get("media_bytes_returned"):
         lines.append(f"media returned beside the text: {get('media_bytes_returned')} bytes")
     checked, wrong = get("verdicts_checked", 0), get("verdict_mismatches", 0)

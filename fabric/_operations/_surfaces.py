@@ -27,7 +27,7 @@ def register_operations(registry: ProviderRegistry, session: Fabric) -> None:
             args_model=op.args,
             description=op.full_description,
             replace=True,
-            risk="read",
+            risk=op.risk,
         )
 
 

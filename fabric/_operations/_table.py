@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import AliasChoices, AliasGenerator, BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from fabric.providers import Risk
 from runtime import run_sync
 
 if TYPE_CHECKING:
@@ -96,6 +97,9 @@ class Operation:
     """A snippet's result also carries ``text`` under this key (``preview`` for an offload)."""
     read_only: bool
     """Changes nothing a caller can see (MCP's ``readOnlyHint``)."""
+    risk: Risk = "read"
+    """Its risk class in a snippet (approvals): ``read``, or ``write`` for what changes what
+    later sessions are told (a remembered fact)."""
 
     @property
     def qualified(self) -> str:
@@ -144,6 +148,7 @@ def operation(
     cli: Cli | None = None,
     text_key: str | None = None,
     read_only: bool = False,
+    risk: Risk = "read",
 ) -> Callable[[Run], Run]:
     """Declare the decorated function as the operation ``namespace.<its name>``."""
 
@@ -160,6 +165,7 @@ def operation(
             cli or Cli(),
             text_key,
             read_only,
+            risk,
         )
         if op.qualified in OPERATIONS:
             raise ValueError(f"the operation {op.qualified} is declared twice")

@@ -30,6 +30,7 @@ from fabric._session import Fabric
 from fabric._translate import describe
 from fabric.mcp._breaker import REFUSE_AT, WARN_AT, RepeatBreaker
 from fabric.mcp._describe import exec_description
+from fabric.mcp._elicit import elicitation_approver
 from fabric.mcp._http import HttpSettings, serve_http
 from fabric.mcp._replies import ToolFunc, failure, mcp_content, reply
 from fabric.mcp._tools import model_tool, operation_tools
@@ -198,6 +199,7 @@ def _make_exec(fab: Fabric, breaker: RepeatBreaker) -> ToolFunc:
                 result_format=args.result_format,
                 strict=args.strict,
                 on_call=calls.append,
+                approver=elicitation_approver(ctx),
             )
         finally:
             heartbeat.cancel()

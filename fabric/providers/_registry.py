@@ -299,7 +299,19 @@ class ProviderRegistry:
         arguments: dict[str, Any],
         positional: Sequence[Any] = (),
     ) -> Any:
+        provider, arguments = self.prepare(namespace, name, arguments, positional)
+        return await provider.func(**arguments)
+
+    def prepare(
+        self,
+        namespace: str,
+        name: str,
+        arguments: dict[str, Any],
+        positional: Sequence[Any] = (),
+    ) -> tuple[Provider, dict[str, Any]]:
+        """The provider a call names and its arguments bound and validated, as :meth:`call`
+        hands them over; a host that judges calls first (approvals) starts here."""
         provider = self.get(namespace, name)
         if positional:
             arguments = provider.bind(positional, arguments)
-        return await provider.func(**provider.validate(arguments))
+        return provider, provider.validate(arguments)

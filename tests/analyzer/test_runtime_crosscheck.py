@@ -55,8 +55,8 @@ async def fab(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fabric]
     async def rows() -> list[dict[str, Any]]:
         return ROWS
 
-    registry.register("tools", "big", big)
-    registry.register("tools", "rows", rows)
+    registry.register("tools", "big", big, risk="read")
+    registry.register("tools", "rows", rows, risk="read")
     workspace: Path = tmp_path_factory.mktemp("crosscheck")
     async with Fabric(workspace, registry=registry, limits=Limits(timeout_s=20)) as session:
         yield session

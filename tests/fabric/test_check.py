@@ -22,7 +22,7 @@ def recording_registry() -> tuple[ProviderRegistry, list[str]]:
         calls.append("fetch")
         return "payload " * 1000
 
-    registry.register("tools", "fetch", fetch)
+    registry.register("tools", "fetch", fetch, risk="read")
     return registry, calls
 
 

@@ -49,6 +49,8 @@ DEFAULTS: dict[str, Any] = {
     "redactSecrets": True,
     "effects": [],
     "model": None,
+    "approvals": {},
+    "approvalTimeoutS": 60.0,
 }
 
 # key -> (a valid override, an out-of-range value and what it clamps to, a wrong-typed value)
@@ -79,6 +81,8 @@ CASES: dict[str, tuple[Any, tuple[Any, Any] | None, Any]] = {
     "redactSecrets": (False, None, "no"),
     "effects": ([{"match": "tools.x", "effect": "scalar"}], None, "rows"),
     "model": ({"baseUrl": "http://127.0.0.1:9/v1", "model": "m"}, None, {"model": "m"}),
+    "approvals": ({"execute": "allow", "mcp.git.*": "ask"}, None, "ask"),
+    "approvalTimeoutS": (10.0, (0, 1), "x"),
 }
 
 
@@ -93,7 +97,9 @@ def test_each_key_overrides_clamps_and_rejects_bad_types(key: str) -> None:
     loaded = parse({key: valid})
     assert loaded.warnings == () and loaded.sources[key] == "file"
     assert loaded.config.flat()[key] == (
-        {**(DEFAULTS[key] or {"apiKeyEnv": None}), **valid} if isinstance(valid, dict) else valid
+        {**(DEFAULTS[key] if DEFAULTS[key] is not None else {"apiKeyEnv": None}), **valid}
+        if isinstance(valid, dict)
+        else valid
     )
     if clamp is not None:
         given, expected = clamp

@@ -43,7 +43,7 @@ async def chart() -> list[TextContent | ImageContent]:
 @pytest.fixture(scope="module")
 async def fab(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Fabric]:
     registry = ProviderRegistry()
-    registry.register("mcp", "charts.render", chart)
+    registry.register("mcp", "charts.render", chart, risk="read")
     root = tmp_path_factory.mktemp("blocks")
     async with Fabric(workspace=root, registry=registry, limits=Limits(timeout_s=20)) as session:
         yield session

@@ -20,7 +20,7 @@ async def echo(text: str, times: int = 1) -> str:
 async def test_unknown_name_suggests_the_nearest() -> None:
     """A misspelt tool name gets a 'did you mean' answer."""
     registry = ProviderRegistry()
-    registry.register("tools", "echo", echo)
+    registry.register("tools", "echo", echo, risk="read")
     with pytest.raises(
         ProviderCallError, match=r"tools.ecko is not a tool; did you mean tools.echo\?"
     ):
@@ -30,7 +30,7 @@ async def test_unknown_name_suggests_the_nearest() -> None:
 async def test_bad_arguments_list_the_signature() -> None:
     """Wrong types, missing and unexpected arguments are named, with the signature."""
     registry = ProviderRegistry()
-    registry.register("tools", "echo", echo)
+    registry.register("tools", "echo", echo, risk="read")
     with pytest.raises(ProviderCallError) as info:
         await registry.call("tools", "echo", {"times": "many", "colour": 1})
     message = str(info.value)
@@ -44,7 +44,7 @@ async def test_bad_arguments_list_the_signature() -> None:
 async def test_signature_model_validates_and_calls() -> None:
     """Arguments are validated by the model built from the signature, then passed on."""
     registry = ProviderRegistry()
-    registry.register("tools", "echo", echo)
+    registry.register("tools", "echo", echo, risk="read")
     assert await registry.call("tools", "echo", {"text": "ab", "times": 2}) == "abab"
 
 
@@ -58,7 +58,7 @@ async def test_explicit_pydantic_model() -> None:
         return text.upper()
 
     registry = ProviderRegistry()
-    registry.register("tools", "shout", shout, args_model=Args)
+    registry.register("tools", "shout", shout, args_model=Args, risk="read")
     assert await registry.call("tools", "shout", {"text": "hi"}) == "HI"
 
 
@@ -75,7 +75,7 @@ async def test_json_schema_arguments() -> None:
         "additionalProperties": False,
     }
     registry = ProviderRegistry()
-    registry.register("mcp", "calc.add", add, schema=schema)
+    registry.register("mcp", "calc.add", add, schema=schema, risk="read")
     assert await registry.call("mcp", "calc.add", {"a": 1, "b": 2}) == 3
     with pytest.raises(ProviderCallError, match="'b' is a required property"):
         await registry.call("mcp", "calc.add", {"a": 1})
@@ -93,9 +93,9 @@ async def test_json_schema_arguments() -> None:
 def test_registration_errors(namespace: str, name: str, message: str) -> None:
     """Bad namespaces, names and duplicates are refused at registration."""
     registry = ProviderRegistry()
-    registry.register("tools", "echo", echo)
+    registry.register("tools", "echo", echo, risk="read")
     with pytest.raises(RegistrationError, match=message):
-        registry.register(namespace, name, echo)
+        registry.register(namespace, name, echo, risk="read")
 
 
 def test_sync_functions_are_refused() -> None:
@@ -115,7 +115,7 @@ async def test_nested_namespace_from_a_snippet(workspace: Path) -> None:
         return a + b
 
     registry = ProviderRegistry()
-    registry.register("mcp", "calc.add", add)
+    registry.register("mcp", "calc.add", add, risk="read")
     async with Fabric(workspace=workspace, registry=registry) as fab:
         result = await fab.exec("return await mcp.calc.add(a=2, b=3)")
         missing = await fab.exec("return await mcp.calc.sub(a=2, b=3)")
@@ -130,7 +130,7 @@ async def test_provider_exception_becomes_tool_error(workspace: Path) -> None:
         raise RuntimeError("boom")
 
     registry = ProviderRegistry()
-    registry.register("tools", "broken", broken)
+    registry.register("tools", "broken", broken, risk="read")
     async with Fabric(workspace=workspace, registry=registry) as fab:
         result = await fab.exec("return await tools.broken()")
         again = await fab.exec("return 1")
@@ -149,7 +149,7 @@ async def test_non_plain_provider_results_are_converted(workspace: Path) -> None
         return Item(name="x")
 
     registry = ProviderRegistry()
-    registry.register("tools", "item", item)
+    registry.register("tools", "item", item, risk="read")
     async with Fabric(workspace=workspace, registry=registry) as fab:
         result = await fab.exec("return (await tools.item())['name']")
     assert result.value == "x"
@@ -245,7 +245,7 @@ async def test_sessions_sharing_a_registry_keep_their_own_workspaces(tmp_path: P
         """A provider of the caller's."""
         return "pong"
 
-    shared.register("extensions", "ping", ping)
+    shared.register("extensions", "ping", ping, risk="read")
     before = {ns: list(names) for ns, names in shared.catalog().items()}
     first, second = tmp_path / "a", tmp_path / "b"
     for root, text in ((first, "first"), (second, "second")):
@@ -263,7 +263,7 @@ async def test_sessions_sharing_a_registry_keep_their_own_workspaces(tmp_path: P
             """Registered on the shared registry after the sessions started."""
             return "late"
 
-        shared.register("extensions", "later", later)
+        shared.register("extensions", "later", later, risk="read")
         assert (await a.exec("return await extensions.later()")).value == "late"
     assert {ns: list(names) for ns, names in shared.catalog().items()} == {
         **before,
@@ -308,4 +308,6 @@ async def test_a_provider_carries_the_risk_class_it_was_registered_with() -> Non
 async def test_the_workspace_and_context_tools_declare_their_risk(workspace: Path) -> None:
     async with Fabric(workspace=workspace) as fab:
         assert {p.risk for p in fab.providers.providers("tools")} == {"read"}
-        assert {p.risk for p in fab.providers.providers("ctx")} == {"read"}
+        ctx = {p.name: p.risk for p in fab.providers.providers("ctx")}
+        assert ctx.pop("remember") == ctx.pop("forget") == "write"  # facts outlive the session
+        assert set(ctx.values()) == {"read"}

@@ -99,7 +99,7 @@ async def test_a_fovea_selection_comes_back_inline(tmp_path: Path) -> None:
 
     registry = ProviderRegistry()
 
-    @registry.provider("extensions")
+    @registry.provider("extensions", risk="read")
     async def fovea_focus(query: str, maxTokens: int = 4000) -> str:
         return ("the part of the code about " + query + ". ") * 40
 

@@ -26,8 +26,8 @@ async def rendezvous(workspace: Path) -> AsyncIterator[Fabric]:
         events.setdefault(name, asyncio.Event()).set()
         return f"{name} sent"
 
-    registry.register("extensions", "wait", wait)
-    registry.register("extensions", "signal", signal)
+    registry.register("extensions", "wait", wait, risk="read")
+    registry.register("extensions", "signal", signal, risk="read")
     async with Fabric(workspace=workspace, registry=registry, limits=Limits(timeout_s=10)) as fab:
         yield fab
 
@@ -77,7 +77,7 @@ async def test_executions_beyond_max_running_wait_their_turn(workspace: Path) ->
         await release.wait()
         return name
 
-    registry.register("extensions", "hold", hold)
+    registry.register("extensions", "hold", hold, risk="read")
     async with Fabric(workspace=workspace, registry=registry, max_running=1) as fab:
         first = asyncio.ensure_future(fab.exec("return await extensions.hold(name='first')"))
         await inside.wait()

@@ -47,7 +47,7 @@ def spinner() -> Spinner:
 @pytest.fixture
 def registry(spinner: Spinner) -> ProviderRegistry:
     registry = ProviderRegistry()
-    registry.register("extensions", "spin", spinner.spin)
+    registry.register("extensions", "spin", spinner.spin, risk="read")
     return registry
 
 
