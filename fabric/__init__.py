@@ -5,6 +5,7 @@ provider namespaces (``tools``, ``mcp``, ``ctx``...) served by the host, and han
 small, governed result.
 """
 
+from fabric._extensions import extension
 from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
 from fabric._operations import Reply
 from fabric._outcomes import FabricResult
@@ -51,6 +52,7 @@ __all__ = [
     "Timings",
     "Workspace",
     "error_payload",
+    "extension",
 ]
 
 __version__ = "0.1.0"

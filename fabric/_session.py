@@ -23,6 +23,7 @@ from fabric._context import ContextTools
 from fabric._errors import ConfigError, FabricClosed
 from fabric._events import Telemetry
 from fabric._executions import Executions
+from fabric._extensions import load_extensions
 from fabric._llm import Completer
 from fabric._operations import Calls, register_operations
 from fabric._outcomes import FabricResult
@@ -91,6 +92,10 @@ class Fabric:
         """This session's providers: its own tools layered over ``registry`` (never modified)."""
         register_file_tools(self.providers, self.workspace)
         register_operations(self.providers, self)
+        self._setup_warnings = [
+            *self._setup_warnings,
+            *load_extensions(self.providers, self.config.extensions),
+        ]
         self.ctx = Calls(self, "ctx")
         """The context operations as Python calls: ``await fab.ctx.read(handle, query="x")``
         takes what ``ctx.read`` takes in a snippet and returns a ``Reply``."""

@@ -49,6 +49,10 @@ DEFAULTS: dict[str, Any] = {
     "redactSecrets": True,
     "effects": [],
     "model": None,
+    "extensions": [],
+    "stateMaxBytes": 1024 * 1024,
+    "persistVariables": False,
+    "persistVariablesMaxBytes": 1024 * 1024,
 }
 
 # key -> (a valid override, an out-of-range value and what it clamps to, a wrong-typed value)
@@ -79,6 +83,10 @@ CASES: dict[str, tuple[Any, tuple[Any, Any] | None, Any]] = {
     "redactSecrets": (False, None, "no"),
     "effects": ([{"match": "tools.x", "effect": "scalar"}], None, "rows"),
     "model": ({"baseUrl": "http://127.0.0.1:9/v1", "model": "m"}, None, {"model": "m"}),
+    "extensions": (["pkg.module:function"], None, "pkg.module:function"),
+    "stateMaxBytes": (4096, (10, 1024), "x"),
+    "persistVariables": (True, None, "yes"),
+    "persistVariablesMaxBytes": (4096, (10**9, 64 * 1024 * 1024), "x"),
 }
 
 
