@@ -28,6 +28,7 @@ from fabric._llm import Completer
 from fabric._operations import Calls, register_operations
 from fabric._outcomes import FabricResult
 from fabric._settings import Overrides, Settings
+from fabric._state import SessionState, Variables
 from fabric._summaries import Summaries
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import ISOLATIONS, MAX_RUNNING, DoctorReport, Isolation, Layer, Limits
@@ -88,6 +89,10 @@ class Fabric:
             self.context, self.tokens, self.telemetry.record, lambda: self.config.model
         )
         """``ctx.summarize``: deterministic and model summaries, the source under a handle."""
+        self.session_state = SessionState(lambda: self.config.state_max_bytes)
+        """``state.*``: JSON values kept for this session's lifetime (``stateMaxBytes``)."""
+        self.variables = Variables()
+        """With ``persistVariables``: the variables the last execution left for the next."""
         self.providers = ProviderRegistry(base=registry)
         """This session's providers: its own tools layered over ``registry`` (never modified)."""
         register_file_tools(self.providers, self.workspace)
@@ -99,6 +104,8 @@ class Fabric:
         self.ctx = Calls(self, "ctx")
         """The context operations as Python calls: ``await fab.ctx.read(handle, query="x")``
         takes what ``ctx.read`` takes in a snippet and returns a ``Reply``."""
+        self.state = Calls(self, "state")
+        """``state.*`` as Python calls: ``(await fab.state.get("k")).data``."""
         self.executions = Executions(
             self.settings,
             self.providers,
@@ -301,6 +308,9 @@ class Fabric:
                 "bytes": usage.bytes,
                 "max_bytes": usage.max_bytes,
             }
+        report["state"] = self.session_state.usage()
+        if self.config.persist_variables:
+            report["variables"] = self.variables.usage(self.config.persist_variables_max_bytes)
         if self.layers:  # known once the sandbox has started
             report["isolation"] = self.isolation_report(detail=detail == "full")
         if detail == "full":

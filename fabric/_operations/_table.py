@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 Surface = Literal["snippet", "mcp", "cli", "python"]
 """Where a call came from: a snippet, an MCP client, the command line or Python code."""
+SURFACES: frozenset[Surface] = frozenset(("snippet", "mcp", "cli", "python"))
 
 
 def _accepted(name: str) -> AliasChoices:
@@ -96,6 +97,12 @@ class Operation:
     """A snippet's result also carries ``text`` under this key (``preview`` for an offload)."""
     read_only: bool
     """Changes nothing a caller can see (MCP's ``readOnlyHint``)."""
+    surfaces: frozenset[Surface] = SURFACES
+    """Where it is offered: every surface, unless it makes no sense on some (``state.*``
+    lives in one session, which a command never has)."""
+
+    def offered_on(self, surface: Surface) -> bool:
+        return surface in self.surfaces
 
     @property
     def qualified(self) -> str:
@@ -144,6 +151,7 @@ def operation(
     cli: Cli | None = None,
     text_key: str | None = None,
     read_only: bool = False,
+    surfaces: frozenset[Surface] = SURFACES,
 ) -> Callable[[Run], Run]:
     """Declare the decorated function as the operation ``namespace.<its name>``."""
 
@@ -160,6 +168,7 @@ def operation(
             cli or Cli(),
             text_key,
             read_only,
+            surfaces,
         )
         if op.qualified in OPERATIONS:
             raise ValueError(f"the operation {op.qualified} is declared twice")
@@ -172,16 +181,23 @@ def operation(
         unknown = {*op.cli.positional, *op.cli.files, *op.cli.defaults} - set(args.model_fields)
         if unknown:
             raise ValueError(f"{op.qualified}: the command names unknown fields {sorted(unknown)}")
+        if "snippet" not in surfaces or not surfaces <= SURFACES:
+            raise ValueError(f"{op.qualified}: surfaces are some of {sorted(SURFACES)}, snippet one")
         OPERATIONS[op.qualified] = op
         return run
 
     return declare
 
 
-def offered(session: Fabric) -> list[Operation]:
-    """The operations ``session`` can serve (those that need a store only when it has one)."""
+def offered(session: Fabric, surface: Surface) -> list[Operation]:
+    """The operations ``session`` can serve on ``surface`` (those that need a store only when
+    it has one)."""
     has_store = session.boundary.store is not None
-    return [op for op in OPERATIONS.values() if has_store or not op.needs_store]
+    return [
+        op
+        for op in OPERATIONS.values()
+        if (has_store or not op.needs_store) and op.offered_on(surface)
+    ]
 
 
 def signature(op: Operation) -> inspect.Signature:
