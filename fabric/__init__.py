@@ -5,8 +5,8 @@ provider namespaces (``tools``, ``mcp``, ``ctx``...) served by the host, and han
 small, governed result.
 """
 
-from fabric._extensions import extension
 from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
+from fabric._extensions import extension
 from fabric._operations import Reply
 from fabric._outcomes import FabricResult
 from fabric._session import Fabric

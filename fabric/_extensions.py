@@ -94,8 +94,8 @@ def load_extensions(registry: ProviderRegistry, configured: Iterable[str]) -> li
             warnings.append(f"extension {entry.source} ignored: {exc}")
             continue
         except (Exception, SystemExit) as exc:  # a package's import may fail in any way
-            problem = f"{type(exc).__name__}: {exc}"[:300]
-            warnings.append(f"extension {entry.source} ignored: it cannot be loaded ({problem})")
+            why = f"{type(exc).__name__}: {exc}"[:300]
+            warnings.append(f"extension {entry.source} ignored: it cannot be loaded ({why})")
             continue
         problem = _unusable(entry, func, taken)
         if problem is None:

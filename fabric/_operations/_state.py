@@ -51,7 +51,7 @@ class SetArgs(Args):
     description="All keys together are capped at stateMaxBytes; a set past it fails.",
     surfaces=_SESSION,
 )
-def set(session: Fabric, args: SetArgs, surface: Surface) -> Reply:  # noqa: A001 (state.set)
+def set(session: Fabric, args: SetArgs, surface: Surface) -> Reply:
     state = session.session_state
     taken = state.set(args.key, args.value)
     usage = state.usage()

@@ -68,15 +68,11 @@ def status_text(report: dict[str, Any]) -> str:
         )
     state = get("state")
     if state and state["keys"]:
-        lines.append(
-            f"state: {state['keys']} keys, {state['bytes']} of {state['max_bytes']} bytes"
-        )
+        lines.append(f"state: {state['keys']} keys, {state['bytes']} of {state['max_bytes']} bytes")
     kept = get("variables")
     if kept is not None:
         names = ", ".join(kept["names"][:20]) or "none"
-        lines.append(
-            f"variables kept: {names} ({kept['bytes']} of {kept['max_bytes']} bytes)"
-        )
+        lines.append(f"variables kept: {names} ({kept['bytes']} of {kept['max_bytes']} bytes)")
     isolation = get("isolation")
     if isolation:
         off = f"; off: {', '.join(isolation['inactive'])}" if isolation["inactive"] else ""

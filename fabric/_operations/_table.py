@@ -182,7 +182,9 @@ def operation(
         if unknown:
             raise ValueError(f"{op.qualified}: the command names unknown fields {sorted(unknown)}")
         if "snippet" not in surfaces or not surfaces <= SURFACES:
-            raise ValueError(f"{op.qualified}: surfaces are some of {sorted(SURFACES)}, snippet one")
+            raise ValueError(
+                f"{op.qualified}: surfaces are some of {sorted(SURFACES)}, snippet among them"
+            )
         OPERATIONS[op.qualified] = op
         return run
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -61,7 +61,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     sys.modules.pop(_PACKAGE, None)
 
 
-def _workspace(tmp_path: Path, config: dict[str, object] | None = None) -> Path:
+def _workspace(tmp_path: Path, config: Mapping[str, object] | None = None) -> Path:
     if config is not None:
         (tmp_path / ".fabric").mkdir()
         (tmp_path / ".fabric" / "config.json").write_text(json.dumps(config))
