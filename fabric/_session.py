@@ -41,6 +41,9 @@ _log = logging.getLogger("fabric")
 class Fabric:
     """Runs snippets against a workspace, with providers served by the host.
 
+    ``persist_variables=True`` (``persistVariables`` in config.json) hands the top-level
+    plain-data variables of one execution to the next; ``None`` lets the file decide.
+
     >>> async with Fabric(workspace=".") as fab:
     ...     result = await fab.exec('files = await tools.ls(path=".")\\nreturn len(files)')
     ...     print(result.text)
@@ -59,6 +62,7 @@ class Fabric:
         effects: list[Any] | None = None,
         isolation: Isolation | None = None,
         max_running: int = MAX_RUNNING,
+        persist_variables: bool | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -76,7 +80,10 @@ class Fabric:
             )
         self.workspace = Workspace(root)
         self.settings = Settings(
-            root, Overrides(limits, boundary, analysis, list(effects or []), isolation)
+            root,
+            Overrides(
+                limits, boundary, analysis, list(effects or []), isolation, persist_variables
+            ),
         )
         """The effective settings, where each came from, and what was wrong with them."""
         self.telemetry = Telemetry(root / ".fabric" / "events.jsonl")
@@ -113,6 +120,7 @@ class Fabric:
             self.telemetry.record,
             spares=spares,
             max_running=max_running,
+            variables=self.variables,
         )
         self._closed = False
 

@@ -41,6 +41,7 @@ from runtime._transfer import (
     ProtocolViolation,
     TooComplex,
     assemble,
+    kept_variables,
     read_frame,
     validated,
     validated_off_loop,
@@ -177,7 +178,7 @@ class _Calls:
 
 
 @functools.lru_cache(maxsize=256)
-def _compiled(code: str) -> CodeType | None:
+def _compiled(code: str, seeded: tuple[str, ...] = ()) -> CodeType | None:
     """The snippet compiled under the sandbox policy, cached by its text.
 
     Host and worker run the same interpreter, so the code object crosses in the (trusted)
@@ -185,7 +186,7 @@ def _compiled(code: str) -> CodeType | None:
     not compile gets None: the worker compiles it and reports every problem, as before.
     """
     try:
-        compiled, problems = compile_snippet(code)
+        compiled, problems = compile_snippet(code, seeded)
     except (RecursionError, MemoryError, ValueError):
         return None
     return compiled if not problems else None
@@ -346,17 +347,28 @@ def _exec_error(wire: _wire.ResultError | None) -> ExecError:
 
 
 async def execute(
-    worker: Worker, code: str, providers: ProviderHost, limits: Limits, *, render: bool = True
+    worker: Worker,
+    code: str,
+    providers: ProviderHost,
+    limits: Limits,
+    *,
+    render: bool = True,
+    variables: Mapping[str, Any] | None = None,
+    persist: int | None = None,
 ) -> ExecResult:
     """Run ``code`` on ``worker`` and return what happened. Never raises for snippet faults.
 
     With ``render=False`` a successful result's ``text`` is left empty, for a caller that
-    renders the value itself (the boundary)."""
+    renders the value itself (the boundary). The snippet starts with ``variables`` as its
+    own top-level names; with ``persist`` (a byte cap) a successful result carries the
+    plain-data variables it left, checked against that cap."""
     started = time.perf_counter()
     reader, writer = worker.reader, worker.writer
     calls = _Calls(providers, writer, limits)
     catalog = _wire_catalog(providers.catalog())
     max_frame = limits.max_result_bytes + limits.output_bytes * 4 + _MAX_FRAME_SLACK
+    max_frame += persist or 0
+    seeded = dict(variables or {})
 
     def timings(compile_ms: float = 0.0, run_ms: float = 0.0) -> Timings:
         total = (time.perf_counter() - started) * 1000
@@ -364,8 +376,11 @@ async def execute(
 
     try:
         # compiled here, the worker skips compiling (and reports errors when it is not)
-        compiled = _compiled(code) if len(code) <= _HOST_COMPILE_CHARS else None
-        request = _wire.exec_request(code, limits.wire(), catalog, compiled)
+        names = tuple(seeded)
+        compiled = _compiled(code, names) if len(code) <= _HOST_COMPILE_CHARS else None
+        request = _wire.exec_request(
+            code, limits.wire(), catalog, compiled, variables=seeded, persist=persist
+        )
         writer.write(_wire.encode_marshal(request))
         budget = Budget()
         async with asyncio.timeout(limits.timeout_s):
@@ -401,6 +416,11 @@ async def execute(
                         call_log=tuple(calls.log),
                     ).model_copy(update={"warnings": warnings})
                 value = result.get("value")
+                kept: tuple[dict[str, Any] | None, int] = (None, 0)
+                if persist is not None:
+                    kept = await kept_variables(result.get("variables"), persist, size)
+                elif "variables" in result:
+                    raise ProtocolViolation("the worker sent variables it was not asked for")
                 text = (
                     render_output(value, logs, dropped) + render_notes(warnings) if render else ""
                 )
@@ -414,6 +434,8 @@ async def execute(
                     calls=calls.count,
                     call_log=tuple(calls.log),
                     warnings=warnings,
+                    variables=kept[0],
+                    variables_bytes=kept[1],
                 )
     except TimeoutError:
         worker.kill()

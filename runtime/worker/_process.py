@@ -26,7 +26,7 @@ from types import CodeType, CoroutineType
 from typing import Any, NoReturn
 
 from contract import NAMESPACES
-from runtime.worker import _audit, _probes, _results, _wire
+from runtime.worker import _audit, _probes, _results, _variables, _wire
 from runtime.worker._builtins import build_builtins
 from runtime.worker._channel import Channel, HostLink, Namespace, ProviderFunction
 from runtime.worker._confine import Kernel
@@ -172,7 +172,7 @@ async def _run(
         code, problems = given, []
     else:
         with _audit.trusted():
-            code, problems = compile_snippet(request["code"])
+            code, problems = compile_snippet(request["code"], tuple(request.get("variables", ())))
     compiled = time.perf_counter()
     timings = {"compile_ms": (compiled - started) * 1000, "run_ms": 0.0}
     if code is None:
@@ -202,10 +202,14 @@ async def _run(
         glb[ns] = Namespace(channel, ns, sorted(request["namespaces"].get(ns, "").splitlines()))
     value: Any = None
     error: _wire.ResultError | None = None
+    scope: Any = None
     try:
         with _audit.trusted():
             exec(code, glb)  # defines the snippet's main; none of its statements run yet
-        value = await glb.pop(MAIN)()
+        main = glb.pop(MAIN)(**request.get("variables", {}))
+        if "persist" in request:
+            scope = main.cr_frame  # it keeps the top-level names once main has returned
+        value = await main
         if isinstance(value, CoroutineType):  # snippets cannot define other awaitables
             value.close()
             value = None
@@ -234,7 +238,20 @@ async def _run(
         result["error"] = error
     else:
         result["value"] = value
+        if scope is not None:
+            _keep_variables(result, scope, request["persist"])
     return result
+
+
+def _keep_variables(result: _wire.ResultMessage, frame: Any, max_bytes: int) -> None:
+    """``result`` with the snippet's top-level plain-data variables, and a note naming those
+    dropped (persistVariables)."""
+    with _audit.trusted():
+        scope = dict(frame.f_locals)
+    kept, _, note = _variables.collect(scope, max_bytes, (Facade, Namespace))
+    result["variables"] = kept
+    if note is not None:
+        result["warnings"] = [*result.get("warnings", []), note]
 
 
 async def _connect(sock: socket.socket) -> HostLink:
