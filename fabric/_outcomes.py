@@ -37,6 +37,9 @@ class Watched:
     def parameters(self, namespace: str, name: str) -> Sequence[str]:
         return self.inner.parameters(namespace, name)
 
+    def help(self) -> Mapping[str, str]:
+        return self.inner.help()
+
     async def call(
         self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
     ) -> Any:

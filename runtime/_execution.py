@@ -80,6 +80,11 @@ class ProviderHost(Protocol):
         recorded, and shown in recovery hints, as code that runs as written."""
         ...
 
+    def help(self) -> Mapping[str, str]:
+        """What ``help()`` shows in a snippet: ``""`` the overview, a namespace
+        (``tools``) its calls, a call (``tools.read``) its signature and description."""
+        ...
+
 
 class WorkerLost(Exception):
     """The worker died with its zygote before the snippet made any call: it is safe to run
@@ -381,6 +386,7 @@ async def execute(
         request = _wire.exec_request(
             code, limits.wire(), catalog, compiled, variables=seeded, persist=persist
         )
+        request["help"] = dict(providers.help())
         writer.write(_wire.encode_marshal(request))
         budget = Budget()
         async with asyncio.timeout(limits.timeout_s):

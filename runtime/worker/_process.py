@@ -33,6 +33,7 @@ from runtime.worker._confine import Kernel
 from runtime.worker._formatting import BoundFormat
 from runtime.worker._guards import SnippetClasses, make_guards
 from runtime.worker._heap import HEAP_MB, Heap
+from runtime.worker._help import Help
 from runtime.worker._modules import (
     ADOPTION,
     Facade,
@@ -105,8 +106,9 @@ class Prepared:
         self.reset()
 
     def reset(self) -> None:
-        """Fresh per-execution state: output and globals."""
+        """Fresh per-execution state: output, help and globals."""
         self.output = Output()
+        self.help = Help()
         self.globals = self._globals()
 
     async def rehearse(self) -> None:
@@ -144,7 +146,7 @@ class Prepared:
             classes.defined,
         )
         guards = make_guards(admission, classes)
-        table = build_builtins(self.output.print, make_import(self.facades), guards)
+        table = build_builtins(self.output.print, make_import(self.facades), guards, self.help)
         for value in table.values():
             admission.vet(value)
         ADOPTION.adopt, ADOPTION.vet = classes.adopt, admission.vet
@@ -196,6 +198,7 @@ async def _run(
         }
         return refused
 
+    prepared.help.load(request.get("help"))
     channel = Channel(link, max_calls=int(limits["max_calls"]))
     glb = prepared.globals
     for ns in NAMESPACES:

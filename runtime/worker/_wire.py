@@ -63,6 +63,8 @@ class ExecRequest(TypedDict):
     """Variables an earlier execution kept, which the snippet starts with (persistVariables)."""
     persist: NotRequired[int]
     """Send the snippet's top-level plain-data variables back, within this many bytes."""
+    help: NotRequired[dict[str, str]]
+    """What ``help()`` shows: ``""`` the overview, a namespace or a call its text."""
 
 
 class ProbeRequest(TypedDict):

@@ -1,0 +1,30 @@
+"""The worker's ``help``: Fabric's text, sent by the host, never Python's pydoc."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from runtime import Limits, NoProviders, Sandbox
+
+
+class Described(NoProviders):
+    """A host with no calls whose help says so in its own words."""
+
+    def help(self) -> Mapping[str, str]:
+        return {"": "overview", "tools": "tools listing"}
+
+
+async def test_help_answers_with_what_the_host_sent() -> None:
+    """help() and help("tools") are the host's text; an unknown name says what help takes;
+    the value is a str, whatever pydoc's help would have done."""
+    async with Sandbox(limits=Limits(timeout_s=10), spares=1) as sandbox:
+        done = await sandbox.execute(
+            "return [help(), help('tools'), help('nothing'), len(help())]",
+            providers=Described(),
+        )
+        plain = await sandbox.execute("return help()", providers=NoProviders())
+    assert done.ok, done.text
+    overview, tools, unknown, length = done.value
+    assert (overview, tools, length) == ("overview", "tools listing", len("overview"))
+    assert unknown.startswith("nothing is called 'nothing'") and "help(tools.read)" in unknown
+    assert plain.value == "no provider namespaces have calls here"
