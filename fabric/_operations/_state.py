@@ -8,6 +8,7 @@ running a snippet.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,10 @@ from fabric._operations._table import Args, Reply, Surface, operation
 if TYPE_CHECKING:
     from fabric._session import Fabric
 
-_SESSION: frozenset[Surface] = frozenset(("snippet", "python"))
+state_operation = functools.partial(
+    operation, namespace="state", surfaces=frozenset(("snippet", "python"))
+)
+"""A row of ``state``: offered in snippets and Python only."""
 _KEY = "the value's name"
 
 
@@ -27,11 +31,9 @@ class GetArgs(Args):
     default: Any = Field(None, description="what to return when the key is not set")
 
 
-@operation(
+@state_operation(
     GetArgs,
-    namespace="state",
     help="The JSON value kept under key, or default",
-    surfaces=_SESSION,
     read_only=True,
 )
 def get(session: Fabric, args: GetArgs, surface: Surface) -> Reply:
@@ -44,12 +46,10 @@ class SetArgs(Args):
     value: Any = Field(description="any JSON value: str, int, float, bool, None, lists, dicts")
 
 
-@operation(
+@state_operation(
     SetArgs,
-    namespace="state",
     help="Keep a JSON value under key for the rest of the session",
     description="All keys together are capped at stateMaxBytes; a set past it fails.",
-    surfaces=_SESSION,
 )
 def set(session: Fabric, args: SetArgs, surface: Surface) -> Reply:
     state = session.session_state
@@ -63,11 +63,9 @@ class KeyArgs(Args):
     key: str = Field(description=_KEY)
 
 
-@operation(
+@state_operation(
     KeyArgs,
-    namespace="state",
     help="Forget the value under key; whether it was there",
-    surfaces=_SESSION,
 )
 def delete(session: Fabric, args: KeyArgs, surface: Surface) -> Reply:
     found = session.session_state.delete(args.key)
@@ -78,11 +76,9 @@ class NoArgs(Args):
     pass
 
 
-@operation(
+@state_operation(
     NoArgs,
-    namespace="state",
     help="The keys kept in this session's state, sorted",
-    surfaces=_SESSION,
     read_only=True,
 )
 def keys(session: Fabric, args: NoArgs, surface: Surface) -> Reply:
