@@ -386,7 +386,8 @@ async def execute(
         request = _wire.exec_request(
             code, limits.wire(), catalog, compiled, variables=seeded, persist=persist
         )
-        request["help"] = dict(providers.help())
+        if "help" in code:  # the only way to the builtin is by its name: others skip the text
+            request["help"] = dict(providers.help())
         writer.write(_wire.encode_marshal(request))
         budget = Budget()
         async with asyncio.timeout(limits.timeout_s):

@@ -21,7 +21,7 @@ PER_NAMESPACE = 12
 """Signatures a namespace shows in the overview; the rest are counted."""
 _DESCRIPTION_CHARS = 1200
 """Of a call's description, what ``help(tools.read)`` shows."""
-_HELP_BYTES = 512 * 1024
+_HELP_BYTES = 128 * 1024
 """What the help sent with an execution may take; past it, calls get their signature only."""
 SERVER_NAMESPACE = "mcp"
 """The namespace whose dotted names are servers' tools (``mcp.git.git_log``)."""

@@ -1,9 +1,9 @@
 """``help()`` in a snippet: the namespaces and their calls, as text the host sent.
 
-The host sends its help with each execution (``ExecRequest["help"]``: text by what it is
-about), so ``help()`` answers at once, without a call. It returns the text (a snippet's last
-expression is its result, so ``help()`` alone shows it) and reads nothing but that text and the
-names a provider proxy carries: no host object is behind it.
+The host sends its help with each execution that names ``help`` (``ExecRequest["help"]``:
+text by what it is about), so ``help()`` answers at once, without a call. It returns the
+text (a snippet's last expression is its result, so ``help()`` alone shows it) and reads
+nothing but that text and the names a provider proxy carries: no host object is behind it.
 """
 
 from __future__ import annotations

@@ -28,3 +28,24 @@ async def test_help_answers_with_what_the_host_sent() -> None:
     assert (overview, tools, length) == ("overview", "tools listing", len("overview"))
     assert unknown.startswith("nothing is called 'nothing'") and "help(tools.read)" in unknown
     assert plain.value == "no provider namespaces have calls here"
+
+
+class Counted(NoProviders):
+    """A host that counts how often its help is asked for."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def help(self) -> Mapping[str, str]:
+        self.asked += 1
+        return {"": "overview"}
+
+
+async def test_help_is_sent_only_to_a_snippet_that_names_it() -> None:
+    """A snippet reaches the builtin only by its name, so the others go without the text."""
+    host = Counted()
+    async with Sandbox(limits=Limits(timeout_s=10), spares=1) as sandbox:
+        assert (await sandbox.execute("return 1", providers=host)).value == 1
+        assert host.asked == 0
+        assert (await sandbox.execute("h = help\nreturn h()", providers=host)).value == "overview"
+        assert host.asked == 1
