@@ -73,6 +73,11 @@ class Fabric:
             raise ConfigError(
                 f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}"
             )
+        if persist_variables is not None and type(persist_variables) is not bool:
+            raise ConfigError(
+                f"persist_variables must be True, False or None (the file decides), not "
+                f"{persist_variables!r}"
+            )
         if type(max_running) is not int or max_running < 1:
             raise ConfigError(
                 f"max_running must be a whole number >= 1, not {max_running!r}; executions "

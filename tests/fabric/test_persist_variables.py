@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fabric import Fabric, Limits
+import pytest
+
+from fabric import ConfigError, Fabric, Limits
 
 _LIMITS = Limits(timeout_s=10)
 
@@ -107,3 +109,16 @@ async def test_off_by_default_and_each_execution_is_a_fresh_worker(tmp_path: Pat
         again = await fab.exec("return mark")
         assert again.ok and again.value == first.value
         assert "variables" not in first.model_dump_json()
+
+
+async def test_the_argument_is_a_bool_or_none(tmp_path: Path) -> None:
+    """None lets config.json decide; anything but a bool is refused, naming the argument."""
+    with pytest.raises(ConfigError, match="persist_variables must be True, False or None"):
+        Fabric(workspace=tmp_path, persist_variables="yes")  # type: ignore[arg-type]
+    (tmp_path / ".fabric").mkdir()
+    (tmp_path / ".fabric" / "config.json").write_text(json.dumps({"persistVariables": True}))
+    async with Fabric(workspace=tmp_path, spares=0) as on:
+        assert on.config.persist_variables is True
+    async with Fabric(workspace=tmp_path, spares=0, persist_variables=False) as off:
+        assert off.config.persist_variables is False
+        assert off.sources["persistVariables"] == "argument"
