@@ -38,6 +38,27 @@ def _groups(registry: ProviderRegistry, namespace: str) -> dict[str, list[Provid
     return dict(groups)
 
 
+_SHORT_DEFAULT = 16
+
+
+def brief(provider: Provider) -> str:
+    """``ctx.read(handle: str, offset=None, regex=False, ...)``: the signature as the overview
+    shows it, the types of the required arguments only (``help(ctx.read)`` has them all)."""
+    model = provider.args_model
+    if model is None:
+        return provider.signature()
+    parts = []
+    for name, field in model.model_fields.items():
+        if field.is_required():
+            kind = field.annotation
+            shown = kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
+            parts.append(f"{name}: {shown}")
+        else:
+            default = repr(field.default)
+            parts.append(f"{name}={default}" if len(default) <= _SHORT_DEFAULT else f"{name}=...")
+    return f"{provider.qualified}({', '.join(parts)})"
+
+
 def _servers_line(servers: Mapping[str, list[Provider]]) -> str:
     count = sum(len(tools) for tools in servers.values())
     return (
@@ -53,7 +74,7 @@ def overview_lines(registry: ProviderRegistry) -> list[str]:
     catalog = registry.catalog()
     for namespace in sorted(catalog):
         names = [n for n in catalog[namespace] if not _is_server_tool(namespace, n)]
-        shown = [registry.get(namespace, name).signature() for name in names[:PER_NAMESPACE]]
+        shown = [brief(registry.get(namespace, name)) for name in names[:PER_NAMESPACE]]
         if len(names) > PER_NAMESPACE:
             shown.append(f'+{len(names) - PER_NAMESPACE} more: help("{namespace}") lists them')
         if namespace == SERVER_NAMESPACE:

@@ -35,7 +35,8 @@ async def test_help_lists_the_namespaces_as_the_description_does(tmp_path: Path)
         assert 'help(tools.read) or help("tools.read") describes one call' in result.value
         description = exec_description(fab.providers, 16_384)
         assert all(line in description.splitlines() for line in lines)
-        assert "- state: state.delete(key: str); state.get(key: str" in description
+        assert "- state: state.delete(key: str); state.get(key: str, default=None)" in description
+        assert "ctx.search(query: str, limit=10, match='all')" in description  # types: help()
 
 
 async def test_help_of_one_call_by_value_or_by_name(tmp_path: Path) -> None:
