@@ -321,11 +321,11 @@ class Fabric:
                 "bytes": usage.bytes,
                 "max_bytes": usage.max_bytes,
             }
+        if self.layers:  # known once the sandbox has started
+            report["isolation"] = self.isolation_report(detail=detail == "full")
         report["state"] = self.session_state.usage()
         if self.config.persist_variables:
             report["variables"] = self.variables.usage(self.config.persist_variables_max_bytes)
-        if self.layers:  # known once the sandbox has started
-            report["isolation"] = self.isolation_report(detail=detail == "full")
         if detail == "full":
             failure = [events.failure] if events.failure else []
             report["settings_warnings"] = self.warnings + failure
