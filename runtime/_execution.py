@@ -209,6 +209,15 @@ def _wire_catalog(catalog: Mapping[str, Sequence[str]]) -> dict[str, str]:
     }
 
 
+def _help(providers: ProviderHost) -> dict[str, str]:
+    """The host's help text; a host that cannot give it costs the snippet its help, not the
+    execution."""
+    try:
+        return dict(providers.help())
+    except Exception as exc:
+        return {"": f"help is not available here ({type(exc).__name__}: {exc})"[:300]}
+
+
 def _brief(kwargs: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in list(kwargs.items())[:20]:
@@ -387,7 +396,7 @@ async def execute(
             code, limits.wire(), catalog, compiled, variables=seeded, persist=persist
         )
         if "help" in code:  # the only way to the builtin is by its name: others skip the text
-            request["help"] = dict(providers.help())
+            request["help"] = _help(providers)
         writer.write(_wire.encode_marshal(request))
         budget = Budget()
         async with asyncio.timeout(limits.timeout_s):

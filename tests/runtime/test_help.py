@@ -49,3 +49,14 @@ async def test_help_is_sent_only_to_a_snippet_that_names_it() -> None:
         assert host.asked == 0
         assert (await sandbox.execute("h = help\nreturn h()", providers=host)).value == "overview"
         assert host.asked == 1
+
+
+class Broken(NoProviders):
+    def help(self) -> Mapping[str, str]:
+        raise RuntimeError("no text today")
+
+
+async def test_a_host_that_cannot_give_its_help_costs_only_the_help() -> None:
+    async with Sandbox(limits=Limits(timeout_s=10), spares=1) as sandbox:
+        done = await sandbox.execute("return help()", providers=Broken())
+    assert done.ok and done.value == "help is not available here (RuntimeError: no text today)"
