@@ -29,7 +29,8 @@ class Help:
     def __init__(self) -> None:
         self._entries: dict[str, str] = {}
 
-    def load(self, entries: dict[str, str] | None) -> None:
+    def _load(self, entries: dict[str, str] | None) -> None:
+        """Take the text the host sent (private: a snippet holds this object)."""
         self._entries = dict(entries or {})
 
     def __call__(self, target: Any = None) -> str:

@@ -198,7 +198,7 @@ async def _run(
         }
         return refused
 
-    prepared.help.load(request.get("help"))
+    prepared.help._load(request.get("help"))
     channel = Channel(link, max_calls=int(limits["max_calls"]))
     glb = prepared.globals
     for ns in NAMESPACES:
