@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import keyword
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contract import NAMESPACES
 from runtime import ExecResult, Limits, NoProviders
 from runtime._execution import execute
 from runtime._pool import Worker
 from runtime.worker import _wire
+from runtime.worker._variables import size_of
 
 
 def frame(body: bytes, codec: int = _wire.JSON) -> bytes:
@@ -245,3 +251,35 @@ async def test_a_flood_of_kept_variables_is_refused() -> None:
     done, kills = await run_against(sends(result(value=1, variables=many)), persist=10**6)
     assert done.error is not None and "more than 10000" in done.error.message
     assert kills == [7]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(variables=st.dictionaries(st.text(max_size=12), _JSON, max_size=6))
+async def test_any_variables_a_worker_sends_are_kept_whole_or_refused(
+    variables: dict[str, Any],
+) -> None:
+    """Whatever variables a worker sends, the host either keeps exactly them (names a
+    snippet binds, within the cap) or stops the worker with a protocol error; never more,
+    never a crash."""
+    cap = 200
+    done, kills = await run_against(sends(result(value=1, variables=variables)), persist=cap)
+    bindable = all(
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and not name.startswith("_")
+        and name not in NAMESPACES
+        for name in variables
+    )
+    if bindable and size_of(variables) <= cap:
+        assert done.ok and done.variables == variables and kills == []
+    else:
+        assert done.error is not None and done.error.kind == "protocol" and kills == [7]
