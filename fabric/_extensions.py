@@ -15,8 +15,10 @@ async, a bad or duplicate name) is a settings warning naming the entry; the othe
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -60,12 +62,19 @@ class Entry:
     """``module:attribute``."""
 
 
-def entries(configured: Iterable[str]) -> list[Entry]:
-    """The entry points of the group, then the config's entries, in that order."""
-    found = [
+@functools.lru_cache(maxsize=4)
+def _installed(path: tuple[str, ...]) -> tuple[Entry, ...]:
+    """The group's entry points as the distributions on ``path`` declare them (looked up once
+    per ``sys.path``: reading every distribution's metadata takes a while)."""
+    return tuple(
         Entry(f"entry point '{ep.name} = {ep.value}'", ep.name, ep.value)
         for ep in sorted(metadata.entry_points(group=GROUP), key=lambda ep: ep.name)
-    ]
+    )
+
+
+def entries(configured: Iterable[str]) -> list[Entry]:
+    """The entry points of the group, then the config's entries, in that order."""
+    found = list(_installed(tuple(sys.path)))
     for index, target in enumerate(configured):
         attribute = target.partition(":")[2]
         name = attribute.rsplit(".", 1)[-1]
