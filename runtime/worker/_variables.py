@@ -25,6 +25,7 @@ def _not_plain(value: Any, budget: int) -> str | None:
     """Why ``value`` is not plain data (or too large to hold in ``budget`` bytes), or None."""
     pending = [value]
     items = 0
+    seen: set[int] = set()
     while pending:
         item = pending.pop()
         kind = type(item)
@@ -35,6 +36,9 @@ def _not_plain(value: Any, budget: int) -> str | None:
             if kind is float and not math.isfinite(item):
                 return "NaN or Infinity, which JSON lacks"
             continue
+        if id(item) in seen:  # shared, or holding itself: the encoder tells which
+            continue
+        seen.add(id(item))
         if kind is list or kind is tuple:
             pending.extend(item)
         elif kind is dict:
@@ -74,7 +78,10 @@ def collect(
                 body = len(_wire.encode_json(value)) - _wire.HEADER.size
                 # "name": ..., (the braces of the object pay for the last separator)
                 size = body + len(name.encode("utf-8", "surrogatepass")) + 6
-            except (TypeError, ValueError, RecursionError, MemoryError) as exc:
+            except ValueError as exc:
+                circular = "Circular reference" in str(exc)
+                why = "a container that holds itself" if circular else f"not JSON ({exc})"
+            except (TypeError, RecursionError, MemoryError) as exc:
                 why = f"{type(exc).__name__}: not JSON"
             else:
                 if used + size > max_bytes:

@@ -58,6 +58,16 @@ def test_underscores_namespaces_and_skipped_types_are_left_out_silently() -> Non
     assert kept == {"n": 3} and note is None
 
 
+def test_a_list_that_holds_itself_is_dropped_at_once() -> None:
+    """A cycle is named as one, not walked until the budget runs out; shared parts are fine."""
+    loop: list[Any] = []
+    loop.append(loop)
+    shared = [1, 2]
+    kept, _, note = collect({"loop": loop, "twice": [shared, shared]}, 64 * 1024 * 1024, ())
+    assert kept == {"twice": [[1, 2], [1, 2]]}
+    assert note is not None and "loop (a container that holds itself)" in note
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=PLAIN)
 async def test_a_kept_value_is_the_same_data_in_the_next_worker(value: Any) -> None:
