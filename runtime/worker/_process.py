@@ -249,9 +249,12 @@ async def _run(
 def _keep_variables(result: _wire.ResultMessage, frame: Any, max_bytes: int) -> None:
     """``result`` with the snippet's top-level plain-data variables, and a note naming those
     dropped (persistVariables)."""
-    with _audit.trusted():
-        scope = dict(frame.f_locals)
-    kept, _, note = _variables.collect(scope, max_bytes, (Facade, Namespace))
+    try:
+        with _audit.trusted():
+            scope = dict(frame.f_locals)
+        kept, _, note = _variables.collect(scope, max_bytes, (Facade, Namespace))
+    except MemoryError:  # the result must still leave
+        kept, note = {}, "persistVariables: nothing kept: measuring the variables ran out of memory"
     result["variables"] = kept
     if note is not None:
         result["warnings"] = [*result.get("warnings", []), note]
