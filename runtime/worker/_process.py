@@ -242,16 +242,18 @@ async def _run(
     else:
         result["value"] = value
         if scope is not None:
-            _keep_variables(result, scope, request["persist"])
+            _keep_variables(result, scope, glb, request["persist"])
     return result
 
 
-def _keep_variables(result: _wire.ResultMessage, frame: Any, max_bytes: int) -> None:
-    """``result`` with the snippet's top-level plain-data variables, and a note naming those
-    dropped (persistVariables)."""
+def _keep_variables(
+    result: _wire.ResultMessage, frame: Any, glb: dict[str, Any], max_bytes: int
+) -> None:
+    """``result`` with the snippet's top-level plain-data variables (its main's locals, and
+    the globals its functions bound), and a note naming those dropped (persistVariables)."""
     try:
         with _audit.trusted():
-            scope = dict(frame.f_locals)
+            scope = {k: v for k, v in glb.items() if not k.startswith("_")} | frame.f_locals
         kept, _, note = _variables.collect(scope, max_bytes, (Facade, Namespace))
     except MemoryError:  # the result must still leave
         kept, note = {}, "persistVariables: nothing kept: measuring the variables ran out of memory"

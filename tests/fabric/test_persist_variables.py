@@ -15,8 +15,8 @@ _LIMITS = Limits(timeout_s=10)
 
 
 async def test_variables_carry_across_three_executions(tmp_path: Path) -> None:
-    """Read, rebound, updated in place, closed over by a function: the names behave as the
-    snippet's own; tuples come back as lists."""
+    """Read, rebound, updated in place, closed over by a function, bound by `global` in a
+    function: the names behave as the snippet's own; tuples come back as lists."""
     async with Fabric(workspace=tmp_path, persist_variables=True, limits=_LIMITS) as fab:
         one = await fab.exec("count = 1\nrows = ['a']\npair = (1, 2)\nreturn count")
         assert one.ok and one.value == 1 and one.warnings == (), one.text
@@ -26,8 +26,14 @@ async def test_variables_carry_across_three_executions(tmp_path: Path) -> None:
             "count += 1\ndef seen():\n    return len(rows)\nreturn count, seen(), pair"
         )
         assert three.ok and three.value == [3, 2, [1, 2]], three.text
+        four = await fab.exec("def bump():\n    global total\n    total = count * 10\nbump()")
+        assert four.ok, four.text
+        five = await fab.exec(
+            "def again():\n    global total\n    total += 1\nagain()\nreturn total"
+        )
+        assert five.ok and five.value == 31, five.text  # bound by a function: kept too
         status = fab.status()["variables"]
-        assert status["names"] == ["count", "pair", "rows"]
+        assert status["names"] == ["count", "pair", "rows", "total"]
         assert "variables kept: count, pair, rows" in (await fab.ctx.status()).text
 
 
