@@ -209,7 +209,7 @@ BUILTINS: tuple[str, ...] = (
     "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "enumerate", "filter",
     "format", "hash", "hex", "id", "isinstance", "issubclass", "iter", "len", "map", "max",
     "min", "next", "oct", "ord", "pow", "print", "repr", "reversed", "round", "sorted", "sum",
-    "zip",
+    "zip", "help",
     # types
     "bool", "bytearray", "bytes", "classmethod", "complex", "dict", "float", "frozenset",
     "int", "list", "object", "property", "range", "set", "slice", "staticmethod", "str",
@@ -232,11 +232,12 @@ BUILTINS: tuple[str, ...] = (
     # Fabric's own
     "ToolError", "PolicyError",
 )  # fmt: skip
-"""Every builtin name a snippet can use."""
+"""Every builtin name a snippet can use (``help`` is Fabric's own: the namespaces and calls,
+never Python's pydoc)."""
 
 REFUSED_BUILTINS: tuple[str, ...] = (
     "type", "getattr", "setattr", "delattr", "hasattr", "open", "eval", "exec", "compile",
     "globals", "locals", "vars", "dir", "__import__", "breakpoint", "input", "memoryview",
-    "help", "exit", "quit",
+    "exit", "quit",
 )  # fmt: skip
 """Builtins that are not there at all (``__import__`` is replaced by the facade import)."""

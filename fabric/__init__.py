@@ -8,6 +8,7 @@ small, governed result.
 from fabric._approvals import ApprovalPolicy, Decision
 from fabric._approver import ApprovalRequest, Approvals, Approver
 from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
+from fabric._extensions import extension
 from fabric._hooks import Completed, HookCounts, PostHook
 from fabric._operations import Reply
 from fabric._outcomes import FabricResult
@@ -62,6 +63,7 @@ __all__ = [
     "Timings",
     "Workspace",
     "error_payload",
+    "extension",
 ]
 
 __version__ = "0.1.0"

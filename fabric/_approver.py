@@ -288,6 +288,9 @@ class Gated:
     def parameters(self, namespace: str, name: str) -> Sequence[str]:
         return self._registry.parameters(namespace, name)
 
+    def help(self) -> Mapping[str, str]:
+        return self._registry.help()
+
     async def call(
         self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
     ) -> Any:

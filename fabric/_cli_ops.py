@@ -24,11 +24,13 @@ from fabric._translate import describe
 
 def commands() -> dict[str, Operation]:
     """The commands made from the table, by name."""
-    return {op.command: op for op in OPERATIONS.values()}
+    return {op.command: op for op in OPERATIONS.values() if op.offered_on("cli")}
 
 
 def add_parsers(commands: Any) -> None:
     for op in OPERATIONS.values():
+        if not op.offered_on("cli"):
+            continue
         parser = subcommand(commands, op.command, op.help[:1].lower() + op.help[1:])
         parser.description = op.full_description
         for name, info in op.args.model_fields.items():

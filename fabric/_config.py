@@ -86,6 +86,18 @@ class FabricConfig(BaseModel):
     (``fabric._approvals``); unset classes keep their defaults."""
     approval_timeout_s: float = Field(60.0, ge=1, le=3600)
     """Seconds an approver may take to answer before the call counts as refused."""
+    extensions: list[str] = Field(default_factory=list)
+    """Async functions served as ``extensions.<name>``, each ``"pkg.module:function"``, beside
+    those packages register in the ``fabric.extensions`` entry-point group (read when the
+    session starts)."""
+    state_max_bytes: int = Field(1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    """Bytes of JSON that ``state.set`` may keep for one session, all keys together."""
+    persist_variables: bool = False
+    """Keep the top-level plain-data variables of one execution for the next (REPL
+    continuity)."""
+    persist_variables_max_bytes: int = Field(1024 * 1024, ge=1024, le=64 * 1024 * 1024)
+    """Bytes of JSON the kept variables may take, all together; larger ones are dropped with a
+    note."""
     limits: Limits = Field(default_factory=Limits)
     boundary: BoundaryConfig = Field(default_factory=BoundaryConfig)
     analysis: Options = Field(default_factory=Options)
@@ -311,10 +323,11 @@ def capped(loaded: Loaded) -> Loaded:
     return Loaded(config.model_copy(update=parts), tuple(warnings), sources)
 
 
-def overlay(base: Loaded, **given: BaseModel | str | None) -> Loaded:
+def overlay(base: Loaded, **given: BaseModel | str | bool | None) -> Loaded:
     """``base`` with the settings given as arguments on top: of a part's model (``limits=``,
     ``boundary=``, ``analysis=``) only the fields that were set apply (``Limits()`` sets
-    none, so the file's values stay); ``isolation=`` applies when not None."""
+    none, so the file's values stay); ``isolation=`` (and any other plain value) applies when
+    not None."""
     config, sources = base.config, dict(base.sources)
     update: dict[str, Any] = {}
     for section, part in given.items():

@@ -25,9 +25,18 @@ from fabric._outcomes import (
     verdict_fields,
 )
 from fabric._settings import Settings
+from fabric._state import Variables
 from fabric._translate import describe
 from fabric.providers import ProviderRegistry
-from runtime import DoctorReport, Layer, Limits, Sandbox, run_host_work
+from runtime import (
+    DoctorReport,
+    ExecResult,
+    Layer,
+    Limits,
+    ProviderHost,
+    Sandbox,
+    run_host_work,
+)
 from runtime.boundary import Boundary, ResultFormat, ResultPolicy
 
 _KEPT_ANALYSES = 256
@@ -46,9 +55,11 @@ class Executions:
         *,
         spares: int,
         max_running: int,
+        variables: Variables,
     ) -> None:
         self._settings, self._providers, self._boundary = settings, providers, boundary
         self._approvals = approvals
+        self._variables = variables
         self._record = record
         self._analyses: dict[tuple[str, bool | None], Analysis] = {}
         self.sandbox = Sandbox(
@@ -99,7 +110,7 @@ class Executions:
                     asyncio.to_thread(self._check_and_keep, code, strict)
                 )
         providers = Gated(self._providers, self._approvals, approver, on_call)
-        result = await self.sandbox.execute(code, providers=providers, limits=limits, render=False)
+        result = await self._execute(code, providers, limits)
         finish = functools.partial(self._boundary.finish, policy=policy, fmt=result_format)
         if is_small(result):  # a thread hop costs more than finishing a small result here
             result = finish(result)
@@ -138,6 +149,27 @@ class Executions:
             **verdict_fields(done.analysis),
         )
         return done
+
+    async def _execute(self, code: str, providers: ProviderHost, limits: Limits) -> ExecResult:
+        """The sandbox's run, starting with the variables the last one kept and keeping this
+        one's when ``persistVariables`` is on (forgetting them when it is off)."""
+        config = self._settings.config
+        if not config.persist_variables:
+            self._variables.clear()
+            return await self.sandbox.execute(
+                code, providers=providers, limits=limits, render=False
+            )
+        result = await self.sandbox.execute(
+            code,
+            providers=providers,
+            limits=limits,
+            render=False,
+            variables=self._variables.current(),
+            persist=config.persist_variables_max_bytes,
+        )
+        if result.ok and result.variables is not None:
+            self._variables.take(result.variables, result.variables_bytes)
+        return result
 
     def check(
         self,

@@ -24,11 +24,13 @@ from fabric._context import ContextTools
 from fabric._errors import ConfigError, FabricClosed
 from fabric._events import Telemetry
 from fabric._executions import Executions
+from fabric._extensions import load_extensions
 from fabric._hooks import PostHook, PostHooks
 from fabric._llm import Completer
 from fabric._operations import Calls, register_operations
 from fabric._outcomes import FabricResult
 from fabric._settings import Overrides, Settings
+from fabric._state import SessionState, Variables
 from fabric._summaries import Summaries
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import ISOLATIONS, MAX_RUNNING, DoctorReport, Isolation, Layer, Limits
@@ -40,6 +42,9 @@ _log = logging.getLogger("fabric")
 
 class Fabric:
     """Runs snippets against a workspace, with providers served by the host.
+
+    ``persist_variables=True`` (``persistVariables`` in config.json) hands the top-level
+    plain-data variables of one execution to the next; ``None`` lets the file decide.
 
     >>> async with Fabric(workspace=".") as fab:
     ...     result = await fab.exec('files = await tools.ls(path=".")\\nreturn len(files)')
@@ -60,6 +65,7 @@ class Fabric:
         isolation: Isolation | None = None,
         max_running: int = MAX_RUNNING,
         approver: Approver | None = None,
+        persist_variables: bool | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -70,6 +76,11 @@ class Fabric:
             raise ConfigError(
                 f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}"
             )
+        if persist_variables is not None and type(persist_variables) is not bool:
+            raise ConfigError(
+                f"persist_variables must be True, False or None (the file decides), not "
+                f"{persist_variables!r}"
+            )
         if type(max_running) is not int or max_running < 1:
             raise ConfigError(
                 f"max_running must be a whole number >= 1, not {max_running!r}; executions "
@@ -77,7 +88,10 @@ class Fabric:
             )
         self.workspace = Workspace(root)
         self.settings = Settings(
-            root, Overrides(limits, boundary, analysis, list(effects or []), isolation)
+            root,
+            Overrides(
+                limits, boundary, analysis, list(effects or []), isolation, persist_variables
+            ),
         )
         """The effective settings, where each came from, and what was wrong with them."""
         self.telemetry = Telemetry(root / ".fabric" / "events.jsonl")
@@ -93,13 +107,23 @@ class Fabric:
             self.context, self.tokens, self.telemetry.record, lambda: self.config.model
         )
         """``ctx.summarize``: deterministic and model summaries, the source under a handle."""
+        self.session_state = SessionState(lambda: self.config.state_max_bytes)
+        """``state.*``: JSON values kept for this session's lifetime (``stateMaxBytes``)."""
+        self.variables = Variables()
+        """With ``persistVariables``: the variables the last execution left for the next."""
         self.providers = ProviderRegistry(base=registry)
         """This session's providers: its own tools layered over ``registry`` (never modified)."""
         register_file_tools(self.providers, self.workspace)
         register_operations(self.providers, self)
+        self._setup_warnings = [
+            *self._setup_warnings,
+            *load_extensions(self.providers, self.config.extensions),
+        ]
         self.ctx = Calls(self, "ctx")
         """The context operations as Python calls: ``await fab.ctx.read(handle, query="x")``
         takes what ``ctx.read`` takes in a snippet and returns a ``Reply``."""
+        self.state = Calls(self, "state")
+        """``state.*`` as Python calls: ``(await fab.state.get("k")).data``."""
         self.executions = Executions(
             self.settings,
             self.providers,
@@ -108,6 +132,7 @@ class Fabric:
             self.telemetry.record,
             spares=spares,
             max_running=max_running,
+            variables=self.variables,
         )
         self.hooks = PostHooks(self.telemetry.record)
         """Work run after each execution, detached from it (``add_post_hook``)."""
@@ -326,6 +351,9 @@ class Fabric:
             report["providers"] = events.tools(session_only=scope == "session")
         if self.layers:  # known once the sandbox has started
             report["isolation"] = self.isolation_report(detail=detail == "full")
+        report["state"] = self.session_state.usage()
+        if self.config.persist_variables:
+            report["variables"] = self.variables.usage(self.config.persist_variables_max_bytes)
         if detail == "full":
             failure = [events.failure] if events.failure else []
             report["settings_warnings"] = self.warnings + failure

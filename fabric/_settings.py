@@ -28,6 +28,7 @@ class Overrides:
     analysis: Options | None = None
     effects: list[Any] = field(default_factory=list)
     isolation: Isolation | None = None
+    persist_variables: bool | None = None
 
 
 class Settings:
@@ -47,6 +48,7 @@ class Settings:
                 boundary=given.boundary,
                 analysis=given.analysis,
                 isolation=given.isolation,
+                persist_variables=given.persist_variables,
             )
         )
         self.config: FabricConfig = loaded.config

@@ -44,6 +44,7 @@ from runtime._transfer import (
     ProtocolViolation,
     TooComplex,
     assemble,
+    kept_variables,
     read_frame,
     validated,
     validated_off_loop,
@@ -80,6 +81,11 @@ class ProviderHost(Protocol):
     def parameters(self, namespace: str, name: str) -> Sequence[str]:
         """The names positional arguments fill, in order (empty when unknown), so a call is
         recorded, and shown in recovery hints, as code that runs as written."""
+        ...
+
+    def help(self) -> Mapping[str, str]:
+        """What ``help()`` shows in a snippet: ``""`` the overview, a namespace
+        (``tools``) its calls, a call (``tools.read``) its signature and description."""
         ...
 
 
@@ -229,7 +235,7 @@ class _Calls:
 
 
 @functools.lru_cache(maxsize=256)
-def _compiled(code: str) -> CodeType | None:
+def _compiled(code: str, seeded: tuple[str, ...] = ()) -> CodeType | None:
     """The snippet compiled under the sandbox policy, cached by its text.
 
     Host and worker run the same interpreter, so the code object crosses in the (trusted)
@@ -237,7 +243,7 @@ def _compiled(code: str) -> CodeType | None:
     not compile gets None: the worker compiles it and reports every problem, as before.
     """
     try:
-        compiled, problems = compile_snippet(code)
+        compiled, problems = compile_snippet(code, seeded)
     except (RecursionError, MemoryError, ValueError):
         return None
     return compiled if not problems else None
@@ -253,6 +259,15 @@ def _wire_catalog(catalog: Mapping[str, Sequence[str]]) -> dict[str, str]:
         for ns in NAMESPACES
         if (names := catalog.get(ns))
     }
+
+
+def _help(providers: ProviderHost) -> dict[str, str]:
+    """The host's help text; a host that cannot give it costs the snippet its help, not the
+    execution."""
+    try:
+        return dict(providers.help())
+    except Exception as exc:
+        return {"": f"help is not available here ({type(exc).__name__}: {exc})"[:300]}
 
 
 def _brief(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -400,17 +415,28 @@ def _exec_error(wire: _wire.ResultError | None) -> ExecError:
 
 
 async def execute(
-    worker: Worker, code: str, providers: ProviderHost, limits: Limits, *, render: bool = True
+    worker: Worker,
+    code: str,
+    providers: ProviderHost,
+    limits: Limits,
+    *,
+    render: bool = True,
+    variables: Mapping[str, Any] | None = None,
+    persist: int | None = None,
 ) -> ExecResult:
     """Run ``code`` on ``worker`` and return what happened. Never raises for snippet faults.
 
     With ``render=False`` a successful result's ``text`` is left empty, for a caller that
-    renders the value itself (the boundary)."""
+    renders the value itself (the boundary). The snippet starts with ``variables`` as its
+    own top-level names; with ``persist`` (a byte cap) a successful result carries the
+    plain-data variables it left, checked against that cap."""
     started = time.perf_counter()
     reader, writer = worker.reader, worker.writer
     calls = _Calls(providers, writer, limits)
     catalog = _wire_catalog(providers.catalog())
     max_frame = limits.max_result_bytes + limits.output_bytes * 4 + _MAX_FRAME_SLACK
+    max_frame += persist or 0
+    seeded = dict(variables or {})
 
     def timings(compile_ms: float = 0.0, run_ms: float = 0.0) -> Timings:
         total = (time.perf_counter() - started) * 1000
@@ -418,8 +444,13 @@ async def execute(
 
     try:
         # compiled here, the worker skips compiling (and reports errors when it is not)
-        compiled = _compiled(code) if len(code) <= _HOST_COMPILE_CHARS else None
-        request = _wire.exec_request(code, limits.wire(), catalog, compiled)
+        names = tuple(seeded)
+        compiled = _compiled(code, names) if len(code) <= _HOST_COMPILE_CHARS else None
+        request = _wire.exec_request(
+            code, limits.wire(), catalog, compiled, variables=seeded, persist=persist
+        )
+        if "help" in code:  # the only way to the builtin is by its name: others skip the text
+            request["help"] = _help(providers)
         writer.write(_wire.encode_marshal(request))
         budget = Budget()
         async with asyncio.timeout(limits.timeout_s):
@@ -454,6 +485,11 @@ async def execute(
                         **calls.recorded(),
                     ).model_copy(update={"warnings": warnings})
                 value = result.get("value")
+                kept: tuple[dict[str, Any] | None, int] = (None, 0)
+                if persist is not None:
+                    kept = await kept_variables(result.get("variables"), persist, size)
+                elif "variables" in result:
+                    raise ProtocolViolation("the worker sent variables it was not asked for")
                 text = (
                     render_output(value, logs, dropped) + render_notes(warnings) if render else ""
                 )
@@ -466,6 +502,8 @@ async def execute(
                     timings=spent,
                     warnings=warnings,
                     **calls.recorded(),
+                    variables=kept[0],
+                    variables_bytes=kept[1],
                 )
     except TimeoutError:
         worker.kill()

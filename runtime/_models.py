@@ -185,6 +185,11 @@ class ExecResult(BaseModel):
     """Problems the boundary met (a store that could not be written, say)."""
     analysis: Any = None
     """The static diagnosis of the snippet (an ``analyzer.Analysis``), when Fabric made one."""
+    variables: dict[str, Any] | None = Field(None, exclude=True)
+    """When the execution was asked to keep its variables (``persist``) and succeeded: the
+    top-level plain-data variables it left, for the next one (never serialized)."""
+    variables_bytes: int = Field(0, exclude=True)
+    """Bytes of JSON those variables take."""
 
     @field_serializer("value", when_used="json")
     def _value_as_json(self, value: Any) -> Any:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -31,6 +33,14 @@ MAX_CODE_BYTES = 1024 * 1024
 MAX_RUNNING = 8
 """Executions one sandbox runs at once by default; more wait their turn (each running one
 holds a worker and its memory, so a burst of calls cannot take the host's memory)."""
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What an execution starts with and keeps (persistVariables)."""
+
+    variables: Mapping[str, Any] | None
+    persist: int | None
 
 
 class Sandbox:
@@ -160,11 +170,17 @@ class Sandbox:
         providers: ProviderHost,
         limits: Limits | None = None,
         render: bool = True,
+        variables: Mapping[str, Any] | None = None,
+        persist: int | None = None,
     ) -> ExecResult:
         """Run ``code``; faults of the snippet come back in the result, never as exceptions.
 
         ``render=False`` leaves a successful result's ``text`` empty, for a caller that renders
-        the value itself (Fabric's boundary does, so a large value is not serialized twice)."""
+        the value itself (Fabric's boundary does, so a large value is not serialized twice).
+        ``variables`` are names the snippet starts with; with ``persist`` (bytes) a successful
+        result's ``variables`` are the plain-data top-level variables it left, within that
+        many bytes of JSON, and a warning names those dropped (REPL continuity: hand them to
+        the next execution)."""
         if not isinstance(code, str):
             raise TypeError(f"code must be a str, not {type(code).__name__}")
         if len(code.encode("utf-8", "surrogatepass")) > MAX_CODE_BYTES:
@@ -186,7 +202,8 @@ class Sandbox:
         finally:
             self._waiting -= 1
         try:
-            result = await self._run(code, providers, limits or self.limits, render)
+            kept = _Kept(variables, persist)
+            result = await self._run(code, providers, limits or self.limits, render, kept)
         finally:
             self._slots.release()
         if self._isolation == "minimal":
@@ -197,14 +214,22 @@ class Sandbox:
         return result
 
     async def _run(
-        self, code: str, providers: ProviderHost, limits: Limits, render: bool
+        self, code: str, providers: ProviderHost, limits: Limits, render: bool, kept: _Kept
     ) -> ExecResult:
         for attempt in (1, 2):
             worker = await self._worker()
             self._busy.add(worker)
             worker.exit_status.add_done_callback(functools.partial(self._exited, worker))
             try:
-                return await execute(worker, code, providers, limits, render=render)
+                return await execute(
+                    worker,
+                    code,
+                    providers,
+                    limits,
+                    render=render,
+                    variables=kept.variables,
+                    persist=kept.persist,
+                )
             except WorkerLost:
                 if attempt == 2:
                     raise SandboxUnavailable("workers keep dying with their zygote") from None

@@ -18,6 +18,9 @@ class NoProviders:
     def parameters(self, namespace: str, name: str) -> Sequence[str]:
         return ()
 
+    def help(self) -> Mapping[str, str]:
+        return {"": "no provider namespaces have calls here"}
+
     async def call(
         self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
     ) -> Any:

@@ -12,6 +12,7 @@ value must fit the shape the result frame announced.
 from __future__ import annotations
 
 import asyncio
+import keyword
 import time
 import types
 import typing
@@ -20,8 +21,9 @@ from typing import Any, Generic, Literal, NotRequired, TypeVar
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
+from contract import NAMESPACES
 from runtime._threads import run_host_work
-from runtime.worker import _wire
+from runtime.worker import _variables, _wire
 
 _M = TypeVar("_M")
 
@@ -205,3 +207,44 @@ validated = MessageCheck(_wire.ResultMessage)
 async def validated_off_loop(message: Any) -> _wire.ResultMessage:
     """``validated`` for a large message, on the decoding threads."""
     return await run_host_work(validated, message)
+
+
+MAX_VARIABLES = 10_000
+"""The most variables one execution may hand on to the next."""
+_NAME_CHARS = 256
+
+
+def _bindable(name: str) -> bool:
+    """A name a snippet binds at its top level and the worker keeps."""
+    return (
+        len(name) <= _NAME_CHARS
+        and name.isidentifier()
+        and not keyword.iskeyword(name)
+        and not name.startswith("_")
+        and name not in NAMESPACES
+    )
+
+
+async def kept_variables(
+    raw: dict[str, Any] | None, max_bytes: int, frame_bytes: int
+) -> tuple[dict[str, Any], int]:
+    """The variables a worker handed on, and their bytes, checked as the worker must have
+    made them: names a snippet binds, at most :data:`MAX_VARIABLES`, within ``max_bytes`` of
+    JSON. Anything else is a ProtocolViolation (only a worker that broke out of its snippet
+    sends it). The values are decoded JSON, plain data by construction."""
+    if raw is None:
+        return {}, 0
+    if len(raw) > MAX_VARIABLES:
+        raise ProtocolViolation(f"the worker kept {len(raw)} variables, more than {MAX_VARIABLES}")
+    for name in raw:
+        if not _bindable(name):
+            raise ProtocolViolation(f"the worker kept a variable named {name[:40]!r}")
+    if frame_bytes < OFF_LOOP_BYTES:
+        used = _variables.size_of(raw)
+    else:
+        used = await run_host_work(_variables.size_of, raw)
+    if used > max_bytes:
+        raise ProtocolViolation(
+            f"the worker kept {used} bytes of variables, above the {max_bytes}-byte cap"
+        )
+    return raw, used

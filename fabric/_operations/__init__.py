@@ -1,6 +1,12 @@
 """The table of context operations and the surfaces made from it (see ``_table``)."""
 
-from fabric._operations import _context, _facts, _search, _status  # noqa: F401  (they fill the table)
+from fabric._operations import (  # noqa: F401  (they fill the table)
+    _context,
+    _facts,
+    _search,
+    _state,
+    _status,
+)
 from fabric._operations._context import SNIPPET_SHARE
 from fabric._operations._status import status_text
 from fabric._operations._surfaces import Calls, register_operations

@@ -22,10 +22,9 @@ def readme_table() -> str:
         "| --- | --- | --- | --- |",
     ]
     for op in OPERATIONS.values():
-        lines.append(
-            f"| `{op.qualified}({_arguments(op)})` | `{op.tool_name}` | "
-            f"`fabric {op.command}{_command(op)}` | {op.help} |"
-        )
+        tool = f"`{op.tool_name}`" if op.offered_on("mcp") else "none"
+        command = f"`fabric {op.command}{_command(op)}`" if op.offered_on("cli") else "none"
+        lines.append(f"| `{op.qualified}({_arguments(op)})` | {tool} | {command} | {op.help} |")
     return "\n".join([*lines, END])
 
 

@@ -85,6 +85,13 @@ def status_text(report: dict[str, Any]) -> str:
     if isolation:
         off = f"; off: {', '.join(isolation['inactive'])}" if isolation["inactive"] else ""
         lines.append(f"isolation {isolation['mode']}: {', '.join(isolation['active'])}{off}")
+    state = get("state")
+    if state and state["keys"]:
+        lines.append(f"state: {state['keys']} keys, {state['bytes']} of {state['max_bytes']} bytes")
+    kept = get("variables")
+    if kept is not None:
+        names = ", ".join(kept["names"][:20]) or "none"
+        lines.append(f"variables kept: {names} ({kept['bytes']} of {kept['max_bytes']} bytes)")
     running, queued = get("running", 0), get("queued", 0)
     if running or queued:
         lines.append(f"now: {running} running, {queued} queued")

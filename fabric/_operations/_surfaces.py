@@ -74,13 +74,17 @@ class Calls:
 
     def __getattr__(self, name: str) -> Callable[..., Awaitable[Reply]]:
         op = OPERATIONS.get(f"{self._namespace}.{name}")
-        if op is None or name.startswith("_"):
+        if op is None or name.startswith("_") or not op.offered_on("python"):
             raise AttributeError(f"{self._namespace} has no operation {name!r}")
         return _call(op, self._session)
 
     def __dir__(self) -> list[str]:
         prefix = f"{self._namespace}."
-        return [q.removeprefix(prefix) for q in OPERATIONS if q.startswith(prefix)]
+        return [
+            q.removeprefix(prefix)
+            for q, op in OPERATIONS.items()
+            if q.startswith(prefix) and op.offered_on("python")
+        ]
 
 
 def _call(op: Operation, session: Fabric) -> Callable[..., Awaitable[Reply]]:

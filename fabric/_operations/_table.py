@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 Surface = Literal["snippet", "mcp", "cli", "python"]
 """Where a call came from: a snippet, an MCP client, the command line or Python code."""
+SURFACES: frozenset[Surface] = frozenset(("snippet", "mcp", "cli", "python"))
 
 
 def _accepted(name: str) -> AliasChoices:
@@ -100,6 +101,12 @@ class Operation:
     risk: Risk = "read"
     """Its risk class in a snippet (approvals): ``read``, or ``write`` for what changes what
     later sessions are told (a remembered fact)."""
+    surfaces: frozenset[Surface] = SURFACES
+    """Where it is offered: every surface, unless it makes no sense on some (``state.*``
+    lives in one session, which a command never has)."""
+
+    def offered_on(self, surface: Surface) -> bool:
+        return surface in self.surfaces
 
     @property
     def qualified(self) -> str:
@@ -149,6 +156,7 @@ def operation(
     text_key: str | None = None,
     read_only: bool = False,
     risk: Risk = "read",
+    surfaces: frozenset[Surface] = SURFACES,
 ) -> Callable[[Run], Run]:
     """Declare the decorated function as the operation ``namespace.<its name>``."""
 
@@ -166,6 +174,7 @@ def operation(
             text_key,
             read_only,
             risk,
+            surfaces,
         )
         if op.qualified in OPERATIONS:
             raise ValueError(f"the operation {op.qualified} is declared twice")
@@ -178,16 +187,25 @@ def operation(
         unknown = {*op.cli.positional, *op.cli.files, *op.cli.defaults} - set(args.model_fields)
         if unknown:
             raise ValueError(f"{op.qualified}: the command names unknown fields {sorted(unknown)}")
+        if "snippet" not in surfaces or not surfaces <= SURFACES:
+            raise ValueError(
+                f"{op.qualified}: surfaces are some of {sorted(SURFACES)}, snippet among them"
+            )
         OPERATIONS[op.qualified] = op
         return run
 
     return declare
 
 
-def offered(session: Fabric) -> list[Operation]:
-    """The operations ``session`` can serve (those that need a store only when it has one)."""
+def offered(session: Fabric, surface: Surface) -> list[Operation]:
+    """The operations ``session`` can serve on ``surface`` (those that need a store only when
+    it has one)."""
     has_store = session.boundary.store is not None
-    return [op for op in OPERATIONS.values() if has_store or not op.needs_store]
+    return [
+        op
+        for op in OPERATIONS.values()
+        if (has_store or not op.needs_store) and op.offered_on(surface)
+    ]
 
 
 def signature(op: Operation) -> inspect.Signature:

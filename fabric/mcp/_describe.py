@@ -1,15 +1,15 @@
 """The description of ``fabric_exec``: what the model needs to write a snippet, generated from
-the provider registry so it always lists what exists."""
+the provider registry so it always lists what exists. Its namespace lines are those ``help()``
+shows in a snippet (``fabric.providers.overview_lines``)."""
 
 from __future__ import annotations
 
 from contract import MODULES, REFUSED_BUILTINS
-from fabric.providers import ProviderRegistry
+from fabric.providers import ProviderRegistry, overview_lines
 from runtime import IMAGE_TYPES, MAX_MEDIUM_BYTES
 
 DESCRIPTION_TOKENS = 900
 """The most the fabric_exec description may cost the model (a test holds it to this)."""
-_PER_NAMESPACE = 12
 
 
 def exec_description(registry: ProviderRegistry, threshold: int) -> str:
@@ -27,16 +27,10 @@ def exec_description(registry: ProviderRegistry, threshold: int) -> str:
         + ". "
         "A failing call raises ToolError (.code, .message).",
         "",
-        "Namespaces (all calls are async):",
+        "Namespaces (all calls are async; in a snippet, help() shows this list, "
+        'help(tools.read) or help("tools.read") one call):',
+        *overview_lines(registry),
     ]
-    catalog = registry.catalog()
-    for namespace in sorted(catalog):
-        names = list(catalog[namespace])
-        if not names:
-            continue
-        shown = [registry.get(namespace, name).signature() for name in names[:_PER_NAMESPACE]]
-        more = f" (+{len(names) - _PER_NAMESPACE} more)" if len(names) > _PER_NAMESPACE else ""
-        lines.append(f"- {namespace}: " + "; ".join(shown) + more)
     lines += [
         "",
         f"Results up to {threshold} bytes come back whole. Larger ones are stored and you get "

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 def operation_tools(fab: Fabric) -> list[Tool]:
     """A tool for each operation ``fab`` can serve."""
-    return [_tool(op, fab) for op in offered(fab)]
+    return [_tool(op, fab) for op in offered(fab, "mcp")]
 
 
 def _tool(op: Operation, fab: Fabric) -> Tool:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from contract import NAMESPACES
 from fabric._errors import RegistrationError
 from fabric._translate import describe
+from fabric.providers._discovery import help_entries
 from runtime import ProviderCallError
 
 ProviderFunc = Callable[..., Awaitable[Any]]
@@ -180,6 +181,7 @@ class ProviderRegistry:
         self._version = 0
         self._catalog: dict[str, list[str]] | None = None
         self._catalog_version: tuple[int, ...] = ()
+        self._help: tuple[tuple[int, ...], dict[str, str]] | None = None
 
     def _versions(self) -> tuple[int, ...]:
         own = (self._version,)
@@ -287,6 +289,14 @@ class ProviderRegistry:
             self._catalog = {ns: sorted(self._layer(ns)) for ns in self._providers}
             self._catalog_version = versions
         return self._catalog
+
+    def help(self) -> Mapping[str, str]:
+        """What ``help()`` shows in a snippet, by what it is asked about (``""``, ``tools``,
+        ``tools.read``); made again after registrations."""
+        versions = self._versions()
+        if self._help is None or self._help[0] != versions:
+            self._help = (versions, help_entries(self))
+        return self._help[1]
 
     def parameters(self, namespace: str, name: str) -> Sequence[str]:
         """The names positional arguments of ``namespace.name`` fill, in order."""

@@ -74,13 +74,18 @@ def guarded_builtins(guards: Guards) -> dict[str, Callable[..., Any]]:
 
 
 def build_builtins(
-    print_fn: Callable[..., None], import_fn: Callable[..., Any], guards: Guards
+    print_fn: Callable[..., None],
+    import_fn: Callable[..., Any],
+    guards: Guards,
+    help_fn: Callable[..., str],
 ) -> dict[str, Any]:
     """The snippet's builtins table: exactly the contract's ``BUILTINS``, the iterating ones
-    guarded, plus what compiled code calls behind the scenes."""
+    guarded, ``help`` Fabric's (never pydoc's), plus what compiled code calls behind the
+    scenes."""
     own: dict[str, Any] = {
         **guarded_builtins(guards),
         "print": print_fn,
+        "help": help_fn,
         "ToolError": ToolError,
         "PolicyError": PolicyError,
     }

@@ -407,8 +407,26 @@ def _policy_problem(text: str) -> CompileProblem:
     return CompileProblem("policy", message, line, None)
 
 
-def compile_snippet(code: str) -> tuple[CodeType | None, list[CompileProblem]]:
-    """Compile ``code`` into a module whose execution defines ``MAIN`` (an async function)."""
+def _seeded_parameters(seeded: tuple[str, ...]) -> ast.arguments:
+    """``MAIN``'s parameters: keyword-only, one per seeded name."""
+    return ast.arguments(
+        posonlyargs=[],
+        args=[],
+        vararg=None,
+        kwonlyargs=[ast.arg(arg=name) for name in seeded],
+        kw_defaults=[None] * len(seeded),
+        defaults=[],
+    )
+
+
+def compile_snippet(
+    code: str, seeded: tuple[str, ...] = ()
+) -> tuple[CodeType | None, list[CompileProblem]]:
+    """Compile ``code`` into a module whose execution defines ``MAIN`` (an async function).
+
+    ``seeded`` are names the snippet starts with (variables an earlier execution kept): they
+    are keyword-only parameters of ``MAIN``, so the snippet reads and rebinds them as its own
+    top-level names."""
     try:
         tree = ast.parse(code, FILENAME, "exec")
     except SyntaxError as exc:
@@ -441,7 +459,7 @@ def compile_snippet(code: str) -> tuple[CodeType | None, list[CompileProblem]]:
     for stmt in tree.body:
         if not isinstance(stmt, ast.Global):
             collector.visit(stmt)
-    renamer = _GlobalToNonlocal(collector.names)
+    renamer = _GlobalToNonlocal(collector.names | set(seeded))
     wrapper_body: list[ast.stmt] = []
     for stmt in tree.body:
         if isinstance(stmt, ast.Global):
@@ -452,9 +470,7 @@ def compile_snippet(code: str) -> tuple[CodeType | None, list[CompileProblem]]:
     wrapper_body = wrapper_body or [ast.Pass()]
     main = ast.AsyncFunctionDef(
         name=MAIN,
-        args=ast.arguments(
-            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], defaults=[]
-        ),
+        args=_seeded_parameters(seeded),
         body=wrapper_body,
         decorator_list=[],
         returns=None,

@@ -26,13 +26,14 @@ from types import CodeType, CoroutineType
 from typing import Any, NoReturn
 
 from contract import NAMESPACES
-from runtime.worker import _audit, _probes, _results, _wire
+from runtime.worker import _audit, _probes, _results, _variables, _wire
 from runtime.worker._builtins import build_builtins
 from runtime.worker._channel import Channel, HostLink, Namespace, ProviderFunction
 from runtime.worker._confine import Kernel
 from runtime.worker._formatting import BoundFormat
 from runtime.worker._guards import SnippetClasses, make_guards
 from runtime.worker._heap import HEAP_MB, Heap
+from runtime.worker._help import Help
 from runtime.worker._modules import (
     ADOPTION,
     Facade,
@@ -105,8 +106,9 @@ class Prepared:
         self.reset()
 
     def reset(self) -> None:
-        """Fresh per-execution state: output and globals."""
+        """Fresh per-execution state: output, help and globals."""
         self.output = Output()
+        self.help = Help()
         self.globals = self._globals()
 
     async def rehearse(self) -> None:
@@ -144,7 +146,7 @@ class Prepared:
             classes.defined,
         )
         guards = make_guards(admission, classes)
-        table = build_builtins(self.output.print, make_import(self.facades), guards)
+        table = build_builtins(self.output.print, make_import(self.facades), guards, self.help)
         for value in table.values():
             admission.vet(value)
         ADOPTION.adopt, ADOPTION.vet = classes.adopt, admission.vet
@@ -172,7 +174,7 @@ async def _run(
         code, problems = given, []
     else:
         with _audit.trusted():
-            code, problems = compile_snippet(request["code"])
+            code, problems = compile_snippet(request["code"], tuple(request.get("variables", ())))
     compiled = time.perf_counter()
     timings = {"compile_ms": (compiled - started) * 1000, "run_ms": 0.0}
     if code is None:
@@ -196,16 +198,21 @@ async def _run(
         }
         return refused
 
+    prepared.help._load(request.get("help"))
     channel = Channel(link, max_calls=int(limits["max_calls"]))
     glb = prepared.globals
     for ns in NAMESPACES:
         glb[ns] = Namespace(channel, ns, sorted(request["namespaces"].get(ns, "").splitlines()))
     value: Any = None
     error: _wire.ResultError | None = None
+    scope: Any = None
     try:
         with _audit.trusted():
             exec(code, glb)  # defines the snippet's main; none of its statements run yet
-        value = await glb.pop(MAIN)()
+        main = glb.pop(MAIN)(**request.get("variables", {}))
+        if "persist" in request:
+            scope = main.cr_frame  # it keeps the top-level names once main has returned
+        value = await main
         if isinstance(value, CoroutineType):  # snippets cannot define other awaitables
             value.close()
             value = None
@@ -234,7 +241,25 @@ async def _run(
         result["error"] = error
     else:
         result["value"] = value
+        if scope is not None:
+            _keep_variables(result, scope, glb, request["persist"])
     return result
+
+
+def _keep_variables(
+    result: _wire.ResultMessage, frame: Any, glb: dict[str, Any], max_bytes: int
+) -> None:
+    """``result`` with the snippet's top-level plain-data variables (its main's locals, and
+    the globals its functions bound), and a note naming those dropped (persistVariables)."""
+    try:
+        with _audit.trusted():
+            scope = {k: v for k, v in glb.items() if not k.startswith("_")} | frame.f_locals
+        kept, _, note = _variables.collect(scope, max_bytes, (Facade, Namespace))
+    except MemoryError:  # the result must still leave
+        kept, note = {}, "persistVariables: nothing kept: measuring the variables ran out of memory"
+    result["variables"] = kept
+    if note is not None:
+        result["warnings"] = [*result.get("warnings", []), note]
 
 
 async def _connect(sock: socket.socket) -> HostLink:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, Literal
 
-from runtime.worker import _audit, _wire
+from runtime.worker import _audit, _variables, _wire
 from runtime.worker._channel import CallLimitError
 from runtime.worker._errors import PolicyError, ToolError
 from runtime.worker._policy import FILENAME
@@ -214,6 +214,7 @@ def _surrogate(value: Any) -> str:
 def _failed(result: ResultMessage, failure: ResultError) -> ResultMessage:
     failed: ResultMessage = {**result, "ok": False, "error": failure}
     failed.pop("value", None)
+    failed.pop("variables", None)  # a failed execution keeps nothing for the next
     return failed
 
 
@@ -283,7 +284,7 @@ def _checked(result: ResultMessage, limits: WireLimits) -> Encoded:
         )
         failed = _failed(result, failure)
         return failed, _wire.encode_json(failed)
-    if len(frame) > cap:
+    if len(frame) - _variables_bytes(sent) > cap:  # kept variables have their own cap
         failure = error(
             "limit",
             f"the return value is {len(frame)} bytes, above the {cap}-byte limit; "
@@ -294,6 +295,11 @@ def _checked(result: ResultMessage, limits: WireLimits) -> Encoded:
         failed = _failed(result, failure)
         return failed, _wire.encode_json(failed)
     return sent, frame
+
+
+def _variables_bytes(result: ResultMessage) -> int:
+    kept = result.get("variables")
+    return _variables.size_of(kept) + len('"variables":,') if kept else 0
 
 
 # -- large values, in slices -----------------------------------------------------------------

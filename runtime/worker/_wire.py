@@ -59,6 +59,12 @@ class ExecRequest(TypedDict):
     """Namespace -> its provider names, one per line."""
     compiled: NotRequired[Any]
     """The snippet compiled by the host under the same policy (a code object)."""
+    variables: NotRequired[dict[str, Any]]
+    """Variables an earlier execution kept, which the snippet starts with (persistVariables)."""
+    persist: NotRequired[int]
+    """Send the snippet's top-level plain-data variables back, within this many bytes."""
+    help: NotRequired[dict[str, str]]
+    """What ``help()`` shows: ``""`` the overview, a namespace or a call its text."""
 
 
 class ProbeRequest(TypedDict):
@@ -147,6 +153,8 @@ class ResultMessage(TypedDict):
     error: NotRequired[ResultError]
     warnings: NotRequired[list[str]]
     parts: NotRequired[ResultParts]
+    variables: NotRequired[dict[str, Any]]
+    """The top-level variables kept for the next execution, when the request asked."""
 
 
 class ForkRequest(TypedDict):
@@ -194,11 +202,21 @@ ZygoteReport = ZygoteReady | ZygoteForked | ZygoteExited | ZygoteError
 
 
 def exec_request(
-    code: str, limits: WireLimits, namespaces: dict[str, str], compiled: Any = None
+    code: str,
+    limits: WireLimits,
+    namespaces: dict[str, str],
+    compiled: Any = None,
+    *,
+    variables: dict[str, Any] | None = None,
+    persist: int | None = None,
 ) -> ExecRequest:
     request: ExecRequest = {"op": "exec", "code": code, "limits": limits, "namespaces": namespaces}
     if compiled is not None:
         request["compiled"] = compiled
+    if variables:
+        request["variables"] = variables
+    if persist is not None:
+        request["persist"] = persist
     return request
 
 

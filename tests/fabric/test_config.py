@@ -51,6 +51,10 @@ DEFAULTS: dict[str, Any] = {
     "model": None,
     "approvals": {},
     "approvalTimeoutS": 60.0,
+    "extensions": [],
+    "stateMaxBytes": 1024 * 1024,
+    "persistVariables": False,
+    "persistVariablesMaxBytes": 1024 * 1024,
 }
 
 # key -> (a valid override, an out-of-range value and what it clamps to, a wrong-typed value)
@@ -83,6 +87,10 @@ CASES: dict[str, tuple[Any, tuple[Any, Any] | None, Any]] = {
     "model": ({"baseUrl": "http://127.0.0.1:9/v1", "model": "m"}, None, {"model": "m"}),
     "approvals": ({"execute": "allow", "mcp.git.*": "ask"}, None, "ask"),
     "approvalTimeoutS": (10.0, (0, 1), "x"),
+    "extensions": (["pkg.module:function"], None, "pkg.module:function"),
+    "stateMaxBytes": (4096, (10, 1024), "x"),
+    "persistVariables": (True, None, "yes"),
+    "persistVariablesMaxBytes": (4096, (10**9, 64 * 1024 * 1024), "x"),
 }
 
 

@@ -54,18 +54,24 @@ def _dests(parser: argparse.ArgumentParser) -> set[str]:
 async def test_every_operation_is_on_every_surface_with_the_same_arguments(fab: Fabric) -> None:
     """Drift test: a field of the model is a parameter of the snippet provider, a property of
     the MCP tool's schema, a flag or argument of the command and a parameter of the Python
-    call; nothing more, nothing less."""
+    call; nothing more, nothing less. An operation that opts out of a surface is not there."""
     tools = {t.name: t for t in await build_server(fab).list_tools()}
     commands = _commands()
     for op in OPERATIONS.values():
         fields = list(op.args.model_fields)
         assert list(fab.providers.parameters(op.namespace, op.name)) == fields, op.qualified
-        assert list(tools[op.tool_name].input_schema["properties"]) == fields, op.tool_name
-        assert tools[op.tool_name].input_schema.get("additionalProperties") is False
-        assert _dests(commands[op.command]) == set(fields), op.command
+        if op.offered_on("mcp"):
+            assert list(tools[op.tool_name].input_schema["properties"]) == fields, op.tool_name
+            assert tools[op.tool_name].input_schema.get("additionalProperties") is False
+            assert tools[op.tool_name].description.startswith(op.help)
+        else:
+            assert op.tool_name not in tools
+        if op.offered_on("cli"):
+            assert _dests(commands[op.command]) == set(fields), op.command
+        else:
+            assert op.command not in commands
         call = getattr(getattr(fab, op.namespace), op.name)
         assert list(inspect.signature(call).parameters) == fields, op.qualified
-        assert tools[op.tool_name].description.startswith(op.help)
 
 
 async def test_a_snippet_gets_the_data_and_mcp_the_text_beside_it(fab: Fabric) -> None:

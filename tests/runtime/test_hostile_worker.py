@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import keyword
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contract import NAMESPACES
 from runtime import ExecResult, Limits, NoProviders
 from runtime._execution import execute
 from runtime._pool import Worker
 from runtime.worker import _wire
+from runtime.worker._variables import size_of
 
 
 def frame(body: bytes, codec: int = _wire.JSON) -> bytes:
@@ -27,9 +33,12 @@ def result(**fields: Any) -> bytes:
 
 
 async def run_against(
-    act: Callable[[socket.socket], Awaitable[None]], limits: Limits | None = None
+    act: Callable[[socket.socket], Awaitable[None]],
+    limits: Limits | None = None,
+    persist: int | None = None,
 ) -> tuple[ExecResult, list[int]]:
-    """Run one execution whose worker is ``act``; returns the result and the kills."""
+    """Run one execution whose worker is ``act``; returns the result and the kills.
+    ``persist`` asks the worker to hand its variables back within that many bytes."""
     host, hostile = socket.socketpair()
     hostile.setblocking(False)
     reader, writer = await asyncio.open_unix_connection(sock=host)
@@ -51,7 +60,9 @@ async def run_against(
 
     actor = asyncio.ensure_future(behave())
     try:
-        done = await execute(worker, "return 1", NoProviders(), limits or Limits(timeout_s=5))
+        done = await execute(
+            worker, "return 1", NoProviders(), limits or Limits(timeout_s=5), persist=persist
+        )
     finally:
         actor.cancel()
         writer.close()
@@ -205,3 +216,70 @@ async def test_a_result_the_protocol_does_not_declare_is_refused_naming_the_fiel
             field,
             done.error.message,
         )
+
+
+async def test_kept_variables_are_checked_like_every_other_message() -> None:
+    """Variables a worker hands on are checked as the worker must have made them: too many
+    bytes, names a snippet cannot bind, a value that is not a dict, or variables nobody asked
+    for, each end as a protocol error with the worker killed; well-made ones are kept."""
+    good, kills = await run_against(sends(result(value=1, variables={"n": [1, 2]})), persist=100)
+    assert (
+        good.ok and good.variables == {"n": [1, 2]} and good.variables_bytes == len('{"n": [1, 2]}')
+    )
+    assert kills == []
+    hostile = {
+        "above the 100-byte cap": {"big": "x" * 200},
+        "a variable named '__class__'": {"__class__": 1},
+        "a variable named 'not a name'": {"not a name": 1},
+        "a variable named 'tools'": {"tools": 1},
+        "a variable named 'class'": {"class": 1},
+        "variables: Input should be a valid dictionary": ["a", "list"],
+    }
+    for problem, variables in hostile.items():
+        done, kills = await run_against(sends(result(value=1, variables=variables)), persist=100)
+        assert done.error is not None and done.error.kind == "protocol", problem
+        assert problem in done.error.message, done.error.message
+        assert kills == [7]
+    unasked, kills = await run_against(sends(result(value=1, variables={"n": 1})))
+    assert unasked.error is not None and "not asked for" in unasked.error.message
+    assert kills == [7]
+
+
+async def test_a_flood_of_kept_variables_is_refused() -> None:
+    """More variables than any snippet keeps is refused before their sizes are measured."""
+    many = {f"v{i}": 0 for i in range(10_001)}
+    done, kills = await run_against(sends(result(value=1, variables=many)), persist=10**6)
+    assert done.error is not None and "more than 10000" in done.error.message
+    assert kills == [7]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(variables=st.dictionaries(st.text(max_size=12), _JSON, max_size=6))
+async def test_any_variables_a_worker_sends_are_kept_whole_or_refused(
+    variables: dict[str, Any],
+) -> None:
+    """Whatever variables a worker sends, the host either keeps exactly them (names a
+    snippet binds, within the cap) or stops the worker with a protocol error; never more,
+    never a crash."""
+    cap = 200
+    done, kills = await run_against(sends(result(value=1, variables=variables)), persist=cap)
+    bindable = all(
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and not name.startswith("_")
+        and name not in NAMESPACES
+        for name in variables
+    )
+    if bindable and size_of(variables) <= cap:
+        assert done.ok and done.variables == variables and kills == []
+    else:
+        assert done.error is not None and done.error.kind == "protocol" and kills == [7]
