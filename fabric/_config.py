@@ -22,6 +22,7 @@ from pydantic.alias_generators import to_camel
 from analyzer import Options
 from fabric._llm import ModelSettings
 from fabric._translate import describe
+from fabric.mcpclient._settings import McpServer, parse_servers
 from runtime import Isolation, Limits
 from runtime.boundary import MAX_BUDGET, BoundaryConfig
 
@@ -78,6 +79,9 @@ class FabricConfig(BaseModel):
     model: ModelSettings | None = None
     """An OpenAI-compatible endpoint for ``ctx_summarize(mode="model")``:
     ``{"baseUrl": ..., "model": ..., "apiKeyEnv": ...}``."""
+    mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
+    """MCP servers whose tools snippets call as ``mcp.<server>.<tool>(...)``, in the common
+    format: ``{"git": {"command": "uvx", "args": ["mcp-server-git"]}}``, or ``"url"``."""
     limits: Limits = Field(default_factory=Limits)
     boundary: BoundaryConfig = Field(default_factory=BoundaryConfig)
     analysis: Options = Field(default_factory=Options)
@@ -185,6 +189,9 @@ def parse(raw: Any, where: str = "config.json") -> Loaded:
             hint = f"did you mean {near[0]!r}?" if near else "known: " + ", ".join(sorted(SETTINGS))
             warnings.append(f"{where}: unknown key {key!r} ignored ({hint})")
             continue
+        if setting.name == "mcp_servers":  # each server on its own: a bad one is left out
+            value, problems = parse_servers(value, where)
+            warnings.extend(problems)
         value, note = _clamp(setting, value)
         if note:
             warnings.append(f"{where}: {note}")

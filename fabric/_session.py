@@ -28,6 +28,7 @@ from fabric._operations import Calls, register_operations
 from fabric._outcomes import FabricResult
 from fabric._settings import Overrides, Settings
 from fabric._summaries import Summaries
+from fabric.mcpclient import McpServers
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import ISOLATIONS, MAX_RUNNING, DoctorReport, Isolation, Layer, Limits
 from runtime.boundary import Boundary, BoundaryConfig, ResultFormat, ResultPolicy, TokenCounter
@@ -91,6 +92,10 @@ class Fabric:
         """This session's providers: its own tools layered over ``registry`` (never modified)."""
         register_file_tools(self.providers, self.workspace)
         register_operations(self.providers, self)
+        self.mcp = McpServers(self.providers, self.workspace.root)
+        """The MCP servers of ``mcpServers`` (``mcp.<server>.<tool>`` in snippets), each started
+        on its first call and closed with the session."""
+        self.mcp.configure(self.config.mcp_servers)
         self.ctx = Calls(self, "ctx")
         """The context operations as Python calls: ``await fab.ctx.read(handle, query="x")``
         takes what ``ctx.read`` takes in a snippet and returns a ``Reply``."""
@@ -110,6 +115,7 @@ class Fabric:
         """Take config.json's values again if the file changed since it was read."""
         if self.settings.refresh():
             self.context.configure(self.config)
+            self.mcp.configure(self.config.mcp_servers)
             self.executions.settings_changed()
 
     @property
@@ -321,6 +327,7 @@ class Fabric:
         if not self._closed:
             self._closed = True
             await self.executions.sandbox.close()
+            await self.mcp.close()
             self.context.close()
             self.telemetry.close()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import json
 import os
@@ -78,6 +79,17 @@ class ProviderHost(Protocol):
         """The names positional arguments fill, in order (empty when unknown), so a call is
         recorded, and shown in recovery hints, as code that runs as written."""
         ...
+
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "fabric_call_deadline", default=None
+)
+
+
+def call_deadline() -> float | None:
+    """When the execution whose provider call is running ends (``loop.time()``), or None
+    outside an execution: a provider that waits on something slow stops in time to report."""
+    return _DEADLINE.get()
 
 
 class WorkerLost(Exception):
@@ -354,7 +366,8 @@ async def execute(
     renders the value itself (the boundary)."""
     started = time.perf_counter()
     reader, writer = worker.reader, worker.writer
-    calls = _Calls(providers, writer, limits)
+    deadline = _DEADLINE.set(asyncio.get_running_loop().time() + limits.timeout_s)
+    calls = _Calls(providers, writer, limits)  # its calls' tasks see the deadline
     catalog = _wire_catalog(providers.catalog())
     max_frame = limits.max_result_bytes + limits.output_bytes * 4 + _MAX_FRAME_SLACK
 
@@ -458,3 +471,4 @@ async def execute(
         return failed_result(code, _crash_error(status, limits), timings(), calls=calls.count)
     finally:
         await calls.cancel()
+        _DEADLINE.reset(deadline)

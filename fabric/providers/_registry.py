@@ -13,7 +13,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args, get_type_hints
+from typing import Any, Literal, Protocol, get_args, get_type_hints
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from contract import NAMESPACES
 from fabric._errors import RegistrationError
 from fabric._translate import describe
+from fabric.providers._signature import schema_signature
 from runtime import ProviderCallError
 
 ProviderFunc = Callable[..., Awaitable[Any]]
@@ -31,6 +32,28 @@ _SPARE_ARGUMENTS = 8
 """Arguments beyond twice the parameters (each may come in two spellings) that a call may
 carry before it is refused unread."""
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*(?:\.[A-Za-z][A-Za-z0-9_]*)*$")
+
+
+class Mount(Protocol):
+    """Providers under one prefix of a namespace whose names are known only once loaded
+    (the tools of an MCP server, ``mcp.git.*``, known once the server is connected)."""
+
+    @property
+    def version(self) -> int:
+        """Changes whenever :meth:`loaded` does."""
+        ...
+
+    def loaded(self) -> Mapping[str, Provider] | None:
+        """The providers by their name in the namespace (``git.git_log``); None until known."""
+        ...
+
+    async def load(self) -> None:
+        """Make the providers known (raise ProviderCallError when they cannot be)."""
+        ...
+
+
+WILDCARD = "*"
+"""The catalog's name for "any name under this prefix": the host resolves it at the call."""
 
 
 class _Strict(BaseModel):
@@ -67,8 +90,7 @@ class Provider:
                     part += f" = {field.default!r}"
                 parts.append(part)
             return f"{self.qualified}({', '.join(parts)})"
-        props = (self.schema or {}).get("properties", {})
-        return f"{self.qualified}({', '.join(props)})"
+        return schema_signature(self.qualified, self.schema)
 
     def parameters(self) -> list[str]:
         """Parameter names in the order positional arguments fill them."""
@@ -176,13 +198,14 @@ class ProviderRegistry:
 
     def __init__(self, base: ProviderRegistry | None = None) -> None:
         self._providers: dict[str, dict[str, Provider]] = {ns: {} for ns in NAMESPACES}
+        self._mounts: dict[tuple[str, str], Mount] = {}
         self._base = base
         self._version = 0
         self._catalog: dict[str, list[str]] | None = None
         self._catalog_version: tuple[int, ...] = ()
 
     def _versions(self) -> tuple[int, ...]:
-        own = (self._version,)
+        own = (self._version, *(m.version for m in self._mounts.values()))
         return own + self._base._versions() if self._base is not None else own
 
     def register(
@@ -253,12 +276,39 @@ class ProviderRegistry:
 
         return decorate
 
+    def mount(self, namespace: str, prefix: str, mount: Mount) -> None:
+        """Serve ``namespace.prefix.*`` from ``mount``: until it has loaded, the catalog shows
+        ``prefix.*`` and a call to any name under it loads it first."""
+        if namespace not in self._providers or not _NAME.match(prefix) or "." in prefix:
+            raise RegistrationError(f"cannot mount {namespace}.{prefix}: bad namespace or prefix")
+        self._mounts[(namespace, prefix)] = mount
+        self._version += 1
+
+    def unmount(self, namespace: str, prefix: str) -> None:
+        if self._mounts.pop((namespace, prefix), None) is not None:
+            self._version += 1
+
     def _layer(self, namespace: str) -> dict[str, Provider]:
         """The providers of ``namespace``, this registry's over its base's."""
         own = self._providers.get(namespace, {})
+        if self._mounts:
+            mounted = [m.loaded() for (ns, _), m in self._mounts.items() if ns == namespace]
+            own = {k: v for m in mounted if m for k, v in m.items()} | own
         if self._base is None:
             return own
         return {**self._base._layer(namespace), **own}
+
+    def _waiting(self, namespace: str) -> list[str]:
+        """The prefixes of ``namespace`` whose mounts have not loaded."""
+        own = [p for (ns, p), m in self._mounts.items() if ns == namespace and m.loaded() is None]
+        return own + (self._base._waiting(namespace) if self._base is not None else [])
+
+    def _mounted(self, namespace: str, name: str) -> Mount | None:
+        prefix = name.partition(".")[0]
+        found = self._mounts.get((namespace, prefix))
+        if found is None and self._base is not None:
+            return self._base._mounted(namespace, name)
+        return found
 
     def get(self, namespace: str, name: str) -> Provider:
         if namespace not in self._providers:
@@ -284,7 +334,10 @@ class ProviderRegistry:
     def catalog(self) -> Mapping[str, Sequence[str]]:
         versions = self._versions()
         if self._catalog is None or versions != self._catalog_version:  # after registrations
-            self._catalog = {ns: sorted(self._layer(ns)) for ns in self._providers}
+            self._catalog = {
+                ns: sorted([*self._layer(ns), *(f"{p}.{WILDCARD}" for p in self._waiting(ns))])
+                for ns in self._providers
+            }
             self._catalog_version = versions
         return self._catalog
 
@@ -299,7 +352,14 @@ class ProviderRegistry:
         arguments: dict[str, Any],
         positional: Sequence[Any] = (),
     ) -> Any:
-        provider = self.get(namespace, name)
+        try:
+            provider = self.get(namespace, name)
+        except ProviderCallError:
+            mount = self._mounted(namespace, name)
+            if mount is None:
+                raise
+            await mount.load()  # connects, or says why it cannot
+            provider = self.get(namespace, name)
         if positional:
             arguments = provider.bind(positional, arguments)
         return await provider.func(**provider.validate(arguments))

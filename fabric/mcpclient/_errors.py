@@ -1,0 +1,42 @@
+"""Exceptions of the MCP client, raised to the snippet as ``ToolError`` (they are
+``ProviderCallError``\\s, each with its ``code``)::
+
+    ProviderCallError (runtime)
+    ├── ServerFailed      the server did not start, went away, never answered or broke the
+    │                     protocol: names the server and quotes the tail of its stderr
+    └── ToolFailed        the tool answered with ``isError``: the server's own message
+"""
+
+from __future__ import annotations
+
+from runtime import ProviderCallError
+
+_TAIL_SHOWN = 1200
+"""Characters of a server's stderr an error quotes at most (its last ones)."""
+
+
+class ServerFailed(ProviderCallError):
+    """An MCP server could not serve a call; ``server`` names it, ``stderr`` is its tail."""
+
+    def __init__(self, server: str, what: str, stderr: str = "", *, restarts: bool = True) -> None:
+        shown = stderr[-_TAIL_SHOWN:]
+        message = f"MCP server {server!r} {what}"
+        if shown:
+            message += f"; its stderr ends:\n{shown}"
+        else:
+            message += "; it wrote nothing to stderr"
+        if restarts:
+            message += "\n(the next call starts it again)"
+        super().__init__(message, code="mcp_server")
+        self.server = server
+        self.stderr = stderr
+        self.restarts = restarts
+        """Whether the connection was dropped (the next call starts the server again)."""
+
+
+class ToolFailed(ProviderCallError):
+    """An MCP tool reported an error (``isError``); the message is the server's."""
+
+    def __init__(self, qualified: str, message: str) -> None:
+        super().__init__(f"{qualified}: {message}", code="tool_error")
+        self.qualified = qualified
