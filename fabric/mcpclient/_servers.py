@@ -235,6 +235,14 @@ class McpServers:
         self._retired = []
         await asyncio.gather(*(s.close() for s in servers), return_exceptions=True)
 
+    def only(self, name: str) -> None:
+        """Keep just the server ``name`` (``fabric mcp-servers --server``)."""
+        keep = self._server(name)
+        for attr in list(self._servers):
+            if self._servers[attr] is not keep:
+                self._registry.unmount(NAMESPACE, attr)
+                del self._servers[attr]
+
     def _server(self, name: str) -> Server:
         server = self._servers.get(python_name(name))
         if server is None:

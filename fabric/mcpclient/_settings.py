@@ -171,12 +171,12 @@ def parse_servers(raw: Any, where: str) -> tuple[dict[str, McpServer], list[str]
 
 
 def _explained(key: str, exc: ValidationError) -> str:
-    said = []
-    for error in exc.errors(include_url=False)[:3]:
-        loc = ".".join(str(part) for part in error.get("loc", ()))
-        message = str(error.get("msg", "is not valid")).removeprefix("Value error, ")
-        if error.get("type") == "extra_forbidden":
-            known = ", ".join(to_camel(f) for f in McpServer.model_fields)
-            message = f"is not a setting of a server (known: {known})"
-        said.append(f"{key}.{loc}: {message}" if loc else f"{key}: {message}")
-    return "; ".join(said)
+    """Each problem under the key the user typed: ``mcpServers.git.args.0 must be a string``."""
+    from fabric._translate import describe
+
+    fields = list(McpServer.model_fields)
+    typed = {str(e["loc"][0]) for e in exc.errors() if e.get("loc")}
+    names = {t: f"{key}.{t}" for t in typed} | {f: f"{key}.{to_camel(f)}" for f in fields}
+    said = describe(exc, names, known=[f"{key}.{to_camel(f)}" for f in fields])
+    said = said.replace("the input: value error, ", f"{key}: ")
+    return said if said.startswith(key) else f"{key}: {said}"

@@ -4,7 +4,7 @@ Modes: ``serve`` (the default) answers its tools; ``fail`` writes to stderr and 
 serving; ``mute`` starts and never answers anything. With ``FAKE_PID_FILE`` set, a serving
 process appends its pid to that file. Its tools: ``echo`` (its arguments
 back, structured), ``add`` (two whole numbers), ``shout`` (text), ``picture`` (an image),
-``broken`` (a tool error), ``crash`` (the process dies mid-call, after a line on stderr),
+``record`` and ``recorded`` (what it was called with), ``broken`` (a tool error), ``crash`` (the process dies mid-call, after a line on stderr),
 ``hang`` (never answers), ``meet`` (waits until ``count`` calls are waiting together).
 """
 
@@ -38,6 +38,7 @@ PNG = base64.b64decode(
 )
 server = MCPServer("fake")
 waiting: list[asyncio.Event] = []
+recorded_numbers: list[int] = []
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -64,6 +65,19 @@ def shout(text: str) -> str:
 def picture() -> Image:
     """A one-pixel PNG."""
     return Image(data=PNG, format="png")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=False))
+def record(n: int) -> int:
+    """Remember a number (what ``recorded`` lists)."""
+    recorded_numbers.append(n)
+    return n
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def recorded() -> list[int]:
+    """The numbers ``record`` was called with."""
+    return recorded_numbers
 
 
 @server.tool()
