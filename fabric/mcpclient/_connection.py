@@ -113,7 +113,8 @@ class Connection:
     def failure(self, what: str, *, restarts: bool = True) -> ServerFailed:
         """An error about this server: ``what`` went wrong, and the tail of its stderr."""
         tail = self.stderr.text() if self.stderr is not None else ""
-        return ServerFailed(self.name, what, tail, restarts=restarts)
+        stderr = tail if self.server.command is not None else None
+        return ServerFailed(self.name, what, stderr, restarts=restarts)
 
     async def start(self, timeout: float, why: str) -> None:
         """Start the server and list its tools within ``timeout`` (``why`` says whose)."""
@@ -123,7 +124,9 @@ class Connection:
         except UnsetVariable as exc:
             self.stderr.close()
             raise ServerFailed(
-                self.name, f"${{{exc.name}}} is not set; set it or give a default"
+                self.name,
+                f"cannot start: ${{{exc.name}}} is not set; set it, or write "
+                f"${{{exc.name}:-default}} in its settings",
             ) from None
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._hold(transport, ready), name=f"mcp:{self.name}")

@@ -16,20 +16,23 @@ _TAIL_SHOWN = 1200
 
 
 class ServerFailed(ProviderCallError):
-    """An MCP server could not serve a call; ``server`` names it, ``stderr`` is its tail."""
+    """An MCP server could not serve a call; ``server`` names it, ``stderr`` is its tail
+    (None for a server reached by URL)."""
 
-    def __init__(self, server: str, what: str, stderr: str = "", *, restarts: bool = True) -> None:
-        shown = stderr[-_TAIL_SHOWN:]
+    def __init__(
+        self, server: str, what: str, stderr: str | None = None, *, restarts: bool = True
+    ) -> None:
+        shown = (stderr or "")[-_TAIL_SHOWN:]
         message = f"MCP server {server!r} {what}"
         if shown:
             message += f"; its stderr ends:\n{shown}"
-        else:
+        elif stderr is not None:  # a server run as a process, which said nothing
             message += "; it wrote nothing to stderr"
         if restarts:
             message += "\n(the next call starts it again)"
         super().__init__(message, code="mcp_server")
         self.server = server
-        self.stderr = stderr
+        self.stderr = stderr or ""
         self.restarts = restarts
         """Whether the connection was dropped (the next call starts the server again)."""
 

@@ -7,11 +7,12 @@ import asyncio
 import datetime
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +270,86 @@ async def test_a_config_change_takes_a_server_away(tmp_path: Path) -> None:
         result = await fab.exec("return await mcp.a.add(1, 2)")
         assert not result.ok and "mcp.a" in result.text
         assert await run(fab, "return await mcp.b.add(2, 2)") == 4
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """The fake server over streamable HTTP on a free port of 127.0.0.1; its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [PYTHON, FAKE, "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        for _ in range(200):
+            with socket.socket() as attempt:
+                if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def test_streamable_http_with_headers_from_the_environment(
+    tmp_path: Path, http_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``url`` and ``headers``; ``${VAR}`` is expanded when the server is started."""
+    monkeypatch.setenv("FAKE_TEST_TOKEN", "s3cret")
+    headers = {"Authorization": "Bearer ${FAKE_TEST_TOKEN}", "X-Missing": "${FAKE_TEST_NONE}"}
+    configure(
+        tmp_path,
+        {
+            "web": {"url": http_server, "headers": {"Authorization": headers["Authorization"]}},
+            "unset": {"url": http_server, "headers": headers},
+        },
+    )
+    async with Fabric(workspace=tmp_path) as fab:
+        warned = [w for w in fab.warnings if "mcpServers.unset" in w]
+        assert warned and "${FAKE_TEST_NONE}, which is not set" in warned[0]
+        code = 'return await mcp.web.header("authorization")'
+        assert await run(fab, code) == "Bearer s3cret"
+        said = await failure(fab, "await mcp.unset.header('x')")
+        assert "MCP server 'unset' cannot start: ${FAKE_TEST_NONE} is not set" in said
+        assert "stderr" not in said
+        status = fab.status(detail="full")["settings"]["mcpServers"]
+        assert status["web"]["headers"] == {"Authorization": "Bearer ${FAKE_TEST_TOKEN}"}
+
+
+def test_the_cli_lists_and_tests_each_server(tmp_path: Path) -> None:
+    """``fabric mcp-servers --json``: each server started, its tools or its error, timed;
+    the entries left out as warnings; exit 1 when one failed."""
+    configure(
+        tmp_path,
+        {
+            "time": _server("-m", "mcp_server_time"),
+            "nostart": _server(FAKE, "fail"),
+            "bad": {"command": 3},
+        },
+    )
+    done = subprocess.run(
+        [PYTHON, "-m", "fabric._cli", "mcp-servers", "--workspace", str(tmp_path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    servers = {s["server"]: s for s in report["servers"]}
+    assert servers["time"]["ok"] and servers["time"]["tools"] == [
+        "get_current_time",
+        "convert_time",
+    ]
+    assert servers["time"]["ms"] > 0
+    assert not servers["nostart"]["ok"] and "missing FAKE_TOKEN" in servers["nostart"]["error"]
+    assert "mcpServers.bad.command must be a string, not 3" in report["warnings"][0]
+    only = subprocess.run(
+        [PYTHON, "-m", "fabric._cli", "mcp-servers", "--workspace", str(tmp_path)]
+        + ["--server", "time"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert only.returncode == 0 and "get_current_time" in only.stdout, only.stderr

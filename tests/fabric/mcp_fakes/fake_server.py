@@ -5,7 +5,8 @@ serving; ``mute`` starts and never answers anything. With ``FAKE_PID_FILE`` set,
 process appends its pid to that file. Its tools: ``echo`` (its arguments
 back, structured), ``add`` (two whole numbers), ``shout`` (text), ``picture`` (an image),
 ``record`` and ``recorded`` (what it was called with), ``broken`` (a tool error), ``crash`` (the process dies mid-call, after a line on stderr),
-``hang`` (never answers), ``meet`` (waits until ``count`` calls are waiting together).
+``hang`` (never answers), ``meet`` (waits until ``count`` calls are waiting together), ``header`` (a header of
+the HTTP request). ``http PORT`` serves streamable HTTP on 127.0.0.1:PORT.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ if os.environ.get("FAKE_PID_FILE"):
     with open(os.environ["FAKE_PID_FILE"], "a") as pids:
         pids.write(f"{os.getpid()}\n")
 
-from mcp.server.mcpserver import MCPServer  # noqa: E402 (after the fast modes)
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402 (after the fast modes)
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 from mcp.server.mcpserver.utilities.types import Image  # noqa: E402
 from mcp_types import ToolAnnotations  # noqa: E402
@@ -113,5 +114,14 @@ async def meet(count: int) -> int:
     return len(waiting)
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def header(name: str, ctx: Context) -> str:
+    """A header of the HTTP request that carried this call ("" when none)."""
+    return (ctx.headers or {}).get(name.lower(), "")
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    if MODE == "http":  # streamable HTTP on 127.0.0.1, the port in argv[2]
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
