@@ -329,8 +329,9 @@ def test_the_cli_lists_and_tests_each_server(tmp_path: Path) -> None:
             "bad": {"command": 3},
         },
     )
+    command = [PYTHON, "-m", "fabric._cli", "mcp-servers", "--workspace", str(tmp_path)]
     done = subprocess.run(
-        [PYTHON, "-m", "fabric._cli", "mcp-servers", "--workspace", str(tmp_path), "--json"],
+        [*command, "--json"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -346,8 +347,7 @@ def test_the_cli_lists_and_tests_each_server(tmp_path: Path) -> None:
     assert not servers["nostart"]["ok"] and "missing FAKE_TOKEN" in servers["nostart"]["error"]
     assert "mcpServers.bad.command must be a string, not 3" in report["warnings"][0]
     only = subprocess.run(
-        [PYTHON, "-m", "fabric._cli", "mcp-servers", "--workspace", str(tmp_path)]
-        + ["--server", "time"],
+        [*command, "--server", "time"],
         capture_output=True,
         text=True,
         timeout=60,
