@@ -135,7 +135,7 @@ def python_name(name: str) -> str:
 def parse_servers(raw: Any, where: str) -> tuple[dict[str, McpServer], list[str]]:
     """The valid entries of ``mcpServers``, and a warning for each one left out."""
     if not isinstance(raw, dict):
-        return {}, [f"{where}: mcpServers must be an object of servers by name; ignored"]
+        return {}, [f"{where}: mcpServers must be an object of servers by name; using the default"]
     servers: dict[str, McpServer] = {}
     taken: dict[str, str] = {}
     warnings: list[str] = []

@@ -134,12 +134,11 @@ class Provider:
                 raise ProviderCallError(self._explain(exc), code="bad_arguments") from None
             return {name: getattr(model, name) for name in self.args_model.model_fields}
         if self.schema is not None:
-            try:
-                jsonschema.validate(arguments, self.schema)
-            except jsonschema.ValidationError as exc:
-                where = ".".join(str(p) for p in exc.absolute_path) or "arguments"
+            error = jsonschema.exceptions.best_match(_validator(self.schema).iter_errors(arguments))
+            if error is not None:
+                where = ".".join(str(p) for p in error.absolute_path) or "arguments"
                 raise ProviderCallError(
-                    f"{self.qualified}: {where}: {exc.message}; call it as {self.signature()}",
+                    f"{self.qualified}: {where}: {error.message}; call it as {self.signature()}",
                     code="bad_arguments",
                 ) from None
         return arguments
@@ -147,6 +146,22 @@ class Provider:
     def _explain(self, exc: ValidationError) -> str:
         problems = describe(exc, known=self.parameters())
         return f"{self.qualified}: {problems}; call it as {self.signature()}"
+
+
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
+"""Compiled validators by schema (kept with the schema, so its id is not reused)."""
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    """The schema's validator, built once (building one checks the schema, which costs more
+    than the call it guards)."""
+    found = _VALIDATORS.get(id(schema))
+    if found is None or found[0] is not schema:
+        if len(_VALIDATORS) > 4096:
+            _VALIDATORS.clear()
+        found = (schema, jsonschema.validators.validator_for(schema)(schema))
+        _VALIDATORS[id(schema)] = found
+    return found[1]
 
 
 def _parameter_hints(func: ProviderFunc) -> dict[str, Any]:

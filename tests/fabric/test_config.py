@@ -49,6 +49,20 @@ DEFAULTS: dict[str, Any] = {
     "redactSecrets": True,
     "effects": [],
     "model": None,
+    "mcpServers": {},
+}
+
+MCP_SERVER_DEFAULTS: dict[str, Any] = {
+    "args": [],
+    "env": {},
+    "cwd": None,
+    "url": None,
+    "headers": {},
+    "type": None,
+    "risk": None,
+    "timeoutS": 60.0,
+    "startTimeoutS": 30.0,
+    "disabled": False,
 }
 
 # key -> (a valid override, an out-of-range value and what it clamps to, a wrong-typed value)
@@ -79,6 +93,7 @@ CASES: dict[str, tuple[Any, tuple[Any, Any] | None, Any]] = {
     "redactSecrets": (False, None, "no"),
     "effects": ([{"match": "tools.x", "effect": "scalar"}], None, "rows"),
     "model": ({"baseUrl": "http://127.0.0.1:9/v1", "model": "m"}, None, {"model": "m"}),
+    "mcpServers": ({"git": {"command": "uvx", **MCP_SERVER_DEFAULTS}}, None, "servers"),
 }
 
 
@@ -93,7 +108,9 @@ def test_each_key_overrides_clamps_and_rejects_bad_types(key: str) -> None:
     loaded = parse({key: valid})
     assert loaded.warnings == () and loaded.sources[key] == "file"
     assert loaded.config.flat()[key] == (
-        {**(DEFAULTS[key] or {"apiKeyEnv": None}), **valid} if isinstance(valid, dict) else valid
+        {**(DEFAULTS[key] if DEFAULTS[key] is not None else {"apiKeyEnv": None}), **valid}
+        if isinstance(valid, dict)
+        else valid
     )
     if clamp is not None:
         given, expected = clamp
