@@ -79,7 +79,12 @@ class StderrTail:
             self.writer.close()
 
 
-def _transport(server: McpServer, workspace: Path, stderr: StderrTail) -> Any:
+def _seen(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def _transport(server: McpServer, workspace: Path, stderr: StderrTail | None) -> Any:
     """The SDK transport for ``server``, its ``${VAR}`` expanded now."""
     if server.url is not None:
         headers = {k: expand(v) for k, v in server.headers.items()}
@@ -92,6 +97,7 @@ def _transport(server: McpServer, workspace: Path, stderr: StderrTail) -> Any:
         env={k: expand(v) for k, v in server.env.items()},
         cwd=cwd,
     )
+    assert stderr is not None
     return stdio_client(params, errlog=stderr.writer)
 
 
@@ -118,17 +124,20 @@ class Connection:
 
     async def start(self, timeout: float, why: str) -> None:
         """Start the server and list its tools within ``timeout`` (``why`` says whose)."""
-        self.stderr = StderrTail()
+        if self.server.command is not None:
+            self.stderr = StderrTail()
         try:
             transport = _transport(self.server, self._workspace, self.stderr)
         except UnsetVariable as exc:
-            self.stderr.close()
+            if self.stderr is not None:
+                self.stderr.close()
             raise ServerFailed(
                 self.name,
                 f"cannot start: ${{{exc.name}}} is not set; set it, or write "
                 f"${{{exc.name}:-default}} in its settings",
             ) from None
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        ready.add_done_callback(_seen)  # a failure after a timeout is nobody's to retrieve
         self._task = asyncio.create_task(self._hold(transport, ready), name=f"mcp:{self.name}")
         try:  # on failure the caller closes it (in the background: stopping takes seconds)
             async with asyncio.timeout(timeout):
@@ -136,7 +145,7 @@ class Connection:
         except TimeoutError:
             raise self.failure(f"did not start within {timeout:g} s ({why})") from None
         finally:
-            if self.server.command is not None:  # the server has its own copy now
+            if self.stderr is not None:  # the server has its own copy now
                 with contextlib.suppress(OSError):
                     self.stderr.writer.close()
 

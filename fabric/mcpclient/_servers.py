@@ -87,6 +87,7 @@ class Server:
         self._lock = asyncio.Lock()
         self._closing: set[asyncio.Task[None]] = set()
         self._version = 0
+        self._closed = False
 
     # -- Mount -------------------------------------------------------------------------------
 
@@ -115,6 +116,8 @@ class Server:
             connection = self._connection
             if connection is not None and not connection.broken:
                 return connection
+            if self._closed:
+                raise ServerFailed(self.name, "is closed with its session", restarts=False)
             if connection is not None:
                 self._retire(connection)
             from fabric.mcpclient._connection import Connection  # the SDK, on first use
@@ -138,6 +141,8 @@ class Server:
         task.add_done_callback(self._closing.discard)
 
     async def close(self) -> None:
+        """Stop the server (and any being stopped); it does not start again."""
+        self._closed = True
         if self._connection is not None:
             self._retire(self._connection)
         if self._closing:
@@ -210,6 +215,7 @@ class McpServers:
         self._workspace = workspace
         self._servers: dict[str, Server] = {}
         self._retired: list[Server] = []
+        self._stopping: set[asyncio.Task[None]] = set()
         registry.register(NAMESPACE, "list", self.list_servers, risk="read")
         registry.register(NAMESPACE, "describe", self.describe_tool, risk="read")
 
@@ -224,16 +230,26 @@ class McpServers:
         for attr, server in list(self._servers.items()):
             if wanted.get(attr) != (server.name, server.config):
                 self._registry.unmount(NAMESPACE, attr)
-                self._retired.append(self._servers.pop(attr))
+                self._retire(self._servers.pop(attr))
         for attr, (name, config) in wanted.items():
             if attr not in self._servers:
                 self._servers[attr] = Server(name, config, self._workspace)
                 self._registry.mount(NAMESPACE, attr, self._servers[attr])
 
+    def _retire(self, server: Server) -> None:
+        """Stop a server the config no longer lists: now, when there is a loop to do it on."""
+        try:
+            task = asyncio.get_running_loop().create_task(server.close())
+        except RuntimeError:
+            self._retired.append(server)
+            return
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
+
     async def close(self) -> None:
         servers = [*self._servers.values(), *self._retired]
         self._retired = []
-        await asyncio.gather(*(s.close() for s in servers), return_exceptions=True)
+        await asyncio.gather(*(s.close() for s in servers), *self._stopping, return_exceptions=True)
 
     def only(self, name: str) -> None:
         """Keep just the server ``name`` (``fabric mcp-servers --server``)."""

@@ -202,7 +202,8 @@ class Namespace:
         shown = f"{self._root}.{full}"
         nearby = difflib.get_close_matches(full, self._names, n=1)
         if nearby:
-            raise AttributeError(f"{shown} is not a tool; did you mean {self._root}.{nearby[0]}?")
+            near = nearby[0].removesuffix(".*")  # a server whose tools are not listed yet
+            raise AttributeError(f"{shown} is not a tool; did you mean {self._root}.{near}?")
         if not self._names:
             raise AttributeError(f"{shown} is not a tool; no tools are registered in {self._root}")
         listed = ", ".join(sorted(self._names)[:30])
