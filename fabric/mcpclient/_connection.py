@@ -152,6 +152,8 @@ class Connection:
     async def _hold(self, transport: Any, ready: asyncio.Future[None]) -> None:
         """The connection's own task: enter the client, list the tools, wait to be closed."""
         try:
+            # the initialize handshake every server speaks ("auto" would probe first); no
+            # response cache: every call reaches the server
             async with Client(transport, mode="legacy", cache=None) as client:
                 self._client = client
                 self.tools = await self._list(client)

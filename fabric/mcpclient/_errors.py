@@ -28,6 +28,8 @@ class ServerFailed(ProviderCallError):
             message += f"; its stderr ends:\n{shown}"
         elif stderr is not None:  # a server run as a process, which said nothing
             message += "; it wrote nothing to stderr"
+        self.detail = message
+        """The message without what the next call will do (for ``fabric mcp-servers``)."""
         if restarts:
             message += "\n(the next call starts it again)"
         super().__init__(message, code="mcp_server")

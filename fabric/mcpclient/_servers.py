@@ -340,7 +340,7 @@ class McpServers:
                 if server.skipped:
                     report["skipped"] = server.skipped
             except ServerFailed as exc:
-                report.update(ok=False, error=exc.message)
+                report.update(ok=False, error=exc.detail)
             report["ms"] = round((time.perf_counter() - started) * 1000, 1)
             return report
 
