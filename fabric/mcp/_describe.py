@@ -31,11 +31,20 @@ def exec_description(registry: ProviderRegistry, threshold: int) -> str:
     ]
     catalog = registry.catalog()
     for namespace in sorted(catalog):
-        names = list(catalog[namespace])
-        if not names:
+        names = [n for n in catalog[namespace] if "." not in n]
+        nested = sorted({n.partition(".")[0] for n in catalog[namespace] if "." in n})
+        if not names and not nested:
             continue
         shown = [registry.get(namespace, name).signature() for name in names[:_PER_NAMESPACE]]
         more = f" (+{len(names) - _PER_NAMESPACE} more)" if len(names) > _PER_NAMESPACE else ""
+        if nested:  # MCP servers and the like: a count and their names, not every tool
+            listed = ", ".join(nested[:_PER_NAMESPACE])
+            extra = f" +{len(nested) - _PER_NAMESPACE}" if len(nested) > _PER_NAMESPACE else ""
+            shown.append(
+                f"{len(nested)} groups of tools ({listed}{extra}), called as "
+                f"{namespace}.<group>.<tool>(...)"
+                + (f"; see {namespace}.list()" if "list" in names else "")
+            )
         lines.append(f"- {namespace}: " + "; ".join(shown) + more)
     lines += [
         "",

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from fabric import Fabric, Limits
+from fabric.mcp import exec_description
 
 FAKE = str(Path(__file__).resolve().parent / "mcp_fakes" / "fake_server.py")
 PYTHON = sys.executable
@@ -367,3 +368,12 @@ def test_the_cli_lists_and_tests_each_server(tmp_path: Path) -> None:
         timeout=60,
     )
     assert only.returncode == 0 and "get_current_time" in only.stdout, only.stderr
+
+
+async def test_the_exec_description_counts_servers_not_tools(fab: Fabric) -> None:
+    """``fabric_exec``'s description grows with the servers only by a count and their names."""
+    await run(fab, "return await mcp.list()")  # every tool known
+    description = exec_description(fab.providers, 16_384)
+    (line,) = [x for x in description.splitlines() if x.startswith("- mcp: ")]
+    assert "5 groups of tools (fake, git, mute, nostart, time)" in line
+    assert "see mcp.list()" in line and "git_log" not in description
