@@ -40,6 +40,8 @@ class StderrTail:
 
     def __init__(self, limit: int = STDERR_TAIL_BYTES) -> None:
         self._limit = limit
+        self.ended = False
+        """Every writer closed the pipe: the server (and whatever it started) has exited."""
         self._chunks: deque[bytes] = deque()
         self._size = 0
         read, write = os.pipe()
@@ -59,6 +61,7 @@ class StderrTail:
         except OSError:
             data = b""
         if not data:  # every writer closed it: the server and its children are gone
+            self.ended = True
             self.close()
             return
         self._chunks.append(data)
@@ -115,6 +118,13 @@ class Connection:
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
+
+    @property
+    def usable(self) -> bool:
+        """Whether calls can go to it: not broken, and its process (if any) still running."""
+        if self.stderr is not None and self.stderr.ended and self.broken is None:
+            self.broken = "its process exited"
+        return self.broken is None and self._client is not None
 
     def failure(self, what: str, *, restarts: bool = True) -> ServerFailed:
         """An error about this server: ``what`` went wrong, and the tail of its stderr."""

@@ -105,16 +105,16 @@ class Server:
 
     @property
     def started(self) -> bool:
-        return self._connection is not None and not self._connection.broken
+        return self._connection is not None and self._connection.usable
 
     async def connected(self) -> Connection:
         """The live connection, started now if there is none (one start for many callers)."""
         connection = self._connection
-        if connection is not None and not connection.broken:
+        if connection is not None and connection.usable:
             return connection
         async with self._lock:
             connection = self._connection
-            if connection is not None and not connection.broken:
+            if connection is not None and connection.usable:
                 return connection
             if self._closed:
                 raise ServerFailed(self.name, "is closed with its session", restarts=False)

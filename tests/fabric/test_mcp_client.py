@@ -162,6 +162,14 @@ async def test_a_server_that_dies_mid_call_is_named_and_restarted(fab: Fabric) -
     assert await run(fab, "return await mcp.fake.add(1, 1)") == 2
 
 
+async def test_a_server_that_exits_between_calls_is_started_again(fab: Fabric) -> None:
+    """A server whose process ended while idle is started again by the next call, which
+    succeeds."""
+    assert await run(fab, "return await mcp.fake.leave()") == "bye"
+    await asyncio.sleep(1.5)
+    assert await run(fab, "return await mcp.fake.add(5, 5)") == 10
+
+
 async def test_a_server_that_never_answers_fails_within_its_timeout(fab: Fabric) -> None:
     started = time.monotonic()
     said = await failure(fab, "await mcp.fake.hang()")

@@ -4,7 +4,8 @@ Modes: ``serve`` (the default) answers its tools; ``fail`` writes to stderr and 
 serving; ``mute`` starts and never answers anything. With ``FAKE_PID_FILE`` set, a serving
 process appends its pid to that file. Its tools: ``echo`` (its arguments
 back, structured), ``add`` (two whole numbers), ``shout`` (text), ``picture`` (an image),
-``record`` and ``recorded`` (what it was called with), ``broken`` (a tool error), ``crash`` (the process dies mid-call, after a line on stderr),
+``record`` and ``recorded`` (what it was called with), ``broken`` (a tool error), ``crash`` (the process dies mid-call, after a line on stderr), ``leave`` (it exits
+just after answering),
 ``hang`` (never answers), ``meet`` (waits until ``count`` calls are waiting together), ``header`` (a header of
 the HTTP request). ``http PORT`` serves streamable HTTP on 127.0.0.1:PORT.
 """
@@ -15,6 +16,7 @@ import asyncio
 import base64
 import os
 import sys
+import threading
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "serve"
@@ -93,6 +95,13 @@ def crash() -> str:
     sys.stderr.write("fake: about to crash\n")
     sys.stderr.flush()
     os._exit(7)
+
+
+@server.tool()
+def leave() -> str:
+    """Answers, then the process exits a moment later (between calls)."""
+    threading.Timer(0.2, os._exit, (0,)).start()
+    return "bye"
 
 
 @server.tool()
