@@ -443,7 +443,7 @@ MCP_TIMED = (
     "spent = []\n"
     "for i in range({n}):\n"
     "    start = datetime.datetime.now()\n"
-    f"    {MCP_CALL}\n"
+    "    {call}\n"
     "    spent.append((datetime.datetime.now() - start).total_seconds() * 1000)\n"
     "return spent\n"
 )
@@ -467,6 +467,22 @@ async def bench_mcp(workspace: Path, rounds: int, gap_s: float = TURN_S) -> None
     params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server_time"])
     direct: list[float] = []
     snippet: list[float] = []
+    hop: list[float] = []
+    provided: list[float] = []
+    registry = ProviderRegistry()
+    answer = {"timezone": "UTC", "datetime": "2026-12-01T19:22:32+00:00", "is_dst": False}
+
+    async def fixed_time(timezone: str) -> dict[str, Any]:
+        """The same shape of answer, from the host at once: what the hop itself costs."""
+        return answer
+
+    async def sdk_time(timezone: str) -> dict[str, Any] | None:
+        """The direct client's call, made by a host provider: Fabric's MCP layer left out."""
+        answer = await client.call_tool("get_current_time", {"timezone": timezone})
+        return answer.structured_content
+
+    registry.register("extensions", "fixed_time", fixed_time)
+    registry.register("extensions", "sdk_time", sdk_time)
     direct_single: list[float] = []
     whole: list[float] = []
 
@@ -478,14 +494,24 @@ async def bench_mcp(workspace: Path, rounds: int, gap_s: float = TURN_S) -> None
 
     async with (
         Client(stdio_client(params), mode="legacy", cache=None) as client,
-        Fabric(workspace=workspace) as fab,
+        Fabric(workspace=workspace, registry=registry) as fab,
     ):
         assert (await fab.exec(f"return {MCP_CALL}")).ok  # starts the server
         for _ in range(rounds):
             await asyncio.sleep(gap_s)
-            result = await fab.exec(MCP_TIMED.format(n=20))
+            result = await fab.exec(MCP_TIMED.format(n=20, call=MCP_CALL))
             assert result.ok, result.text
             snippet.extend(result.value)
+            await asyncio.sleep(gap_s)
+            fixed = 'await extensions.fixed_time(timezone="UTC")'
+            result = await fab.exec(MCP_TIMED.format(n=20, call=fixed))
+            assert result.ok, result.text
+            hop.extend(result.value)
+            await asyncio.sleep(gap_s)
+            through = 'await extensions.sdk_time(timezone="UTC")'
+            result = await fab.exec(MCP_TIMED.format(n=20, call=through))
+            assert result.ok, result.text
+            provided.extend(result.value)
             await asyncio.sleep(gap_s)
             direct.extend([await sdk_call() for _ in range(20)])
         for _ in range(rounds * 4):
@@ -506,6 +532,8 @@ async def bench_mcp(workspace: Path, rounds: int, gap_s: float = TURN_S) -> None
     rows = (
         ("SDK client call_tool, back to back", direct, direct, ""),
         ("from a snippet, back to back (timed inside it)", snippet, direct, "<= 1.5x"),
+        ("a host provider from a snippet (the hop alone)", hop, direct, ""),
+        ("the SDK client's call in a host provider, from a snippet", provided, direct, ""),
         (f"SDK client call_tool, {gap_s:g} s apart", direct_single, direct_single, ""),
         ("fab.exec of a snippet making the call, end to end", whole, direct_single, ""),
     )
@@ -521,8 +549,10 @@ async def bench_mcp(workspace: Path, rounds: int, gap_s: float = TURN_S) -> None
         )
     console.print(table)
     console.print(
-        "the target is the call's round trip from a snippet; an execution's own cost (a fresh "
-        "sandboxed worker, the boundary) is in the end-to-end row\n"
+        "the target is the call's round trip from a snippet; the hop row is the worker's trip to "
+        "the host and back with no MCP in it, the row below it the same SDK call made by a plain "
+        "provider (what a worker waiting a few ms costs, without Fabric's MCP layer); an "
+        "execution's own cost (a fresh sandboxed worker, the boundary) is in the end-to-end row\n"
     )
 
 
