@@ -192,6 +192,8 @@ def parse(raw: Any, where: str = "config.json") -> Loaded:
         if setting.name == "mcp_servers":  # each server on its own: a bad one is left out
             value, problems = parse_servers(value, where)
             warnings.extend(problems)
+            if value is None:  # not even the right shape: the default
+                continue
         value, note = _clamp(setting, value)
         if note:
             warnings.append(f"{where}: {note}")

@@ -132,10 +132,12 @@ def python_name(name: str) -> str:
     return spelled if spelled[0].isalpha() else f"t_{spelled}"
 
 
-def parse_servers(raw: Any, where: str) -> tuple[dict[str, McpServer], list[str]]:
-    """The valid entries of ``mcpServers``, and a warning for each one left out."""
+def parse_servers(raw: Any, where: str) -> tuple[dict[str, McpServer] | None, list[str]]:
+    """The valid entries of ``mcpServers``, and a warning for each one left out (None, the
+    default, when it is not an object at all)."""
     if not isinstance(raw, dict):
-        return {}, [f"{where}: mcpServers must be an object of servers by name; using the default"]
+        problem = "mcpServers must be an object of servers by name; using the default"
+        return None, [f"{where}: {problem}"]
     servers: dict[str, McpServer] = {}
     taken: dict[str, str] = {}
     warnings: list[str] = []

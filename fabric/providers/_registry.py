@@ -360,6 +360,16 @@ class ProviderRegistry:
         """The names positional arguments of ``namespace.name`` fill, in order."""
         return self.get(namespace, name).parameters()
 
+    async def ensure(self, namespace: str, name: str) -> None:
+        """Load the mount that serves ``namespace.name`` when the name is not known yet (an MCP
+        server's tool before the server has started); a host that serves calls itself calls
+        this before :meth:`get`."""
+        if name in self._layer(namespace) or namespace not in self._providers:
+            return
+        mount = self._mounted(namespace, name)
+        if mount is not None:
+            await mount.load()  # connects, or says why it cannot
+
     async def call(
         self,
         namespace: str,
@@ -367,14 +377,8 @@ class ProviderRegistry:
         arguments: dict[str, Any],
         positional: Sequence[Any] = (),
     ) -> Any:
-        try:
-            provider = self.get(namespace, name)
-        except ProviderCallError:
-            mount = self._mounted(namespace, name)
-            if mount is None:
-                raise
-            await mount.load()  # connects, or says why it cannot
-            provider = self.get(namespace, name)
+        await self.ensure(namespace, name)
+        provider = self.get(namespace, name)
         if positional:
             arguments = provider.bind(positional, arguments)
         return await provider.func(**provider.validate(arguments))
