@@ -7,8 +7,9 @@ pydantic-monty in a fresh session, when installed); the same with every isolatio
 beside isolation "minimal" and beside each kernel layer switched off in turn, so the cost of
 each layer shows; bursts of calls that arrive before a spare is ready; the workloads beside a
 plain ``exec`` of the same code (and smolagents / monty when installed); provider round trips;
-the rate at which a 20 MB tool result enters the sandbox; and how long the host's event loop
-stalls while a large result comes back. Ratios are computed within this one run.
+the rate at which a 20 MB tool result enters the sandbox; how long the host's event loop
+stalls while a large result comes back; and an MCP tool (mcp-server-time) called from a snippet
+beside the same call made directly with the SDK client. Ratios are computed within this one run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import statistics
 import sys
 import tempfile
@@ -435,10 +437,134 @@ async def bench_stall(workspace: Path) -> None:
     console.print(table)
 
 
+MCP_CALL = 'await mcp.time.get_current_time(timezone="UTC")'
+MCP_TIMED = (
+    "import datetime\n"
+    "spent = []\n"
+    "for i in range({n}):\n"
+    "    start = datetime.datetime.now()\n"
+    "    {call}\n"
+    "    spent.append((datetime.datetime.now() - start).total_seconds() * 1000)\n"
+    "return spent\n"
+)
+"""Each call's round trip as the snippet sees it: snippet -> host -> server and back."""
+
+
+async def bench_mcp(workspace: Path, rounds: int, gap_s: float = TURN_S) -> None:
+    """``mcp.time.get_current_time`` from a snippet beside the same call made directly with the
+    SDK's own client (on a server process of its own), side by side in turns so both meet the
+    same machine. The round trip: in each round, 20 calls back to back from one snippet, each
+    timed inside it, and 20 direct calls. Whole executions: a snippet that makes one call
+    (``fab.exec`` end to end, a fresh sandboxed worker each) beside one direct call, ``gap_s``
+    apart as an agent's snippets come."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    server = {"command": sys.executable, "args": ["-m", "mcp_server_time"]}
+    config = workspace / ".fabric" / "config.json"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(json.dumps({"mcpServers": {"time": server}}))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_server_time"])
+    direct: list[float] = []
+    snippet: list[float] = []
+    hop: list[float] = []
+    provided: list[float] = []
+    registry = ProviderRegistry()
+    answer = {"timezone": "UTC", "datetime": "2026-12-01T19:22:32+00:00", "is_dst": False}
+
+    async def fixed_time(timezone: str) -> dict[str, Any]:
+        """The same shape of answer, from the host at once: what the hop itself costs."""
+        return answer
+
+    async def sdk_time(timezone: str) -> dict[str, Any] | None:
+        """The direct client's call, made by a host provider: Fabric's MCP layer left out."""
+        answer = await client.call_tool("get_current_time", {"timezone": timezone})
+        return answer.structured_content
+
+    registry.register("extensions", "fixed_time", fixed_time)
+    registry.register("extensions", "sdk_time", sdk_time)
+    direct_single: list[float] = []
+    whole: list[float] = []
+
+    async def sdk_call() -> float:
+        start = time.perf_counter()
+        answer = await client.call_tool("get_current_time", {"timezone": "UTC"})
+        assert answer.structured_content is not None
+        return (time.perf_counter() - start) * 1000
+
+    async with (
+        Client(stdio_client(params), mode="legacy", cache=None) as client,
+        Fabric(workspace=workspace, registry=registry) as fab,
+    ):
+        assert (await fab.exec(f"return {MCP_CALL}")).ok  # starts the server
+        for _ in range(rounds):
+            await asyncio.sleep(gap_s)
+            result = await fab.exec(MCP_TIMED.format(n=20, call=MCP_CALL))
+            assert result.ok, result.text
+            snippet.extend(result.value)
+            await asyncio.sleep(gap_s)
+            fixed = 'await extensions.fixed_time(timezone="UTC")'
+            result = await fab.exec(MCP_TIMED.format(n=20, call=fixed))
+            assert result.ok, result.text
+            hop.extend(result.value)
+            await asyncio.sleep(gap_s)
+            through = 'await extensions.sdk_time(timezone="UTC")'
+            result = await fab.exec(MCP_TIMED.format(n=20, call=through))
+            assert result.ok, result.text
+            provided.extend(result.value)
+            await asyncio.sleep(gap_s)
+            direct.extend([await sdk_call() for _ in range(20)])
+        for _ in range(rounds * 4):
+            await asyncio.sleep(gap_s)
+            direct_single.append(await sdk_call())
+            await asyncio.sleep(gap_s)
+            start = time.perf_counter()
+            result = await fab.exec(f"return {MCP_CALL}")
+            whole.append((time.perf_counter() - start) * 1000)
+            assert result.ok and result.value["timezone"] == "UTC", result.text
+    config.unlink()
+    table = Table(
+        title="MCP: mcp.time.get_current_time from a snippet vs the SDK client directly, "
+        "side by side"
+    )
+    for col in ("call", "calls", "p50 ms", "p90 ms", "vs SDK p50", "target"):
+        table.add_column(col)
+    rows = (
+        ("SDK client call_tool, back to back", direct, direct, ""),
+        ("from a snippet, back to back (timed inside it)", snippet, direct, "<= 1.5x"),
+        ("a host provider from a snippet (the hop alone)", hop, direct, ""),
+        ("the SDK client's call in a host provider, from a snippet", provided, direct, ""),
+        (f"SDK client call_tool, {gap_s:g} s apart", direct_single, direct_single, ""),
+        ("fab.exec of a snippet making the call, end to end", whole, direct_single, ""),
+    )
+    for name, runs, base, target in rows:
+        ratio = "" if runs is base else f"{statistics.median(runs) / statistics.median(base):.2f}x"
+        table.add_row(
+            name,
+            str(len(runs)),
+            f"{statistics.median(runs):.3f}",
+            f"{percentile(runs, 0.9):.3f}",
+            ratio,
+            target,
+        )
+    console.print(table)
+    console.print(
+        "the target is the call's round trip from a snippet; the hop row is the worker's trip to "
+        "the host and back with no MCP in it, the row below it the same SDK call made by a plain "
+        "provider (what a worker waiting a few ms costs, without Fabric's MCP layer); an "
+        "execution's own cost (a fresh sandboxed worker, the boundary) is in the end-to-end row\n"
+    )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--only", choices=["mcp"], help="run only this section")
     args = parser.parse_args()
+    if args.only == "mcp":
+        with tempfile.TemporaryDirectory() as tmp:
+            await bench_mcp(Path(tmp), 5 if args.quick else 20)
+        return
     n, repeat = (100, 3) if args.quick else (400, 5)
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
@@ -450,6 +576,7 @@ async def main() -> None:
         await bench_bursts(8 if args.quick else 20)
         await bench_providers(workspace, 2000)
         await bench_stall(workspace)
+        await bench_mcp(workspace, 5 if args.quick else 20)
 
 
 if __name__ == "__main__":

@@ -296,6 +296,7 @@ class Gated:
     ) -> Any:
         if self._on_call is not None:
             self._on_call(f"{namespace}.{name}")
+        await self._registry.ensure(namespace, name)  # an MCP server's tools, once it started
         provider, arguments = self._registry.prepare(namespace, name, arguments, positional)
         try:
             await self._approvals.check(provider, arguments, self._approver)

@@ -18,7 +18,15 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from fabric import __version__, _cli_check, _cli_context, _cli_doctor, _cli_ops, _cli_store
+from fabric import (
+    __version__,
+    _cli_check,
+    _cli_context,
+    _cli_doctor,
+    _cli_mcp,
+    _cli_ops,
+    _cli_store,
+)
 from fabric._cli_common import report
 from fabric._errors import ConfigError
 from fabric._session import Fabric
@@ -123,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-file", help="write logs here instead of standard error")
     _cli_store.add_parser(commands)
     _cli_doctor.add_parser(commands)
+    _cli_mcp.add_parser(commands)
     return parser
 
 
@@ -204,6 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(args)
         if args.command == "doctor":
             return _cli_doctor.run(args)
+        if args.command == _cli_mcp.COMMAND:
+            return _cli_mcp.run(args)
         if args.command in _cli_context.COMMANDS:
             return _cli_context.run(args)
         if args.command == "explain" and args.last:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +25,7 @@ from fabric import _approvals as approvals
 from fabric._approvals import Mode
 from fabric._llm import ModelSettings
 from fabric._translate import describe
+from fabric.mcpclient._settings import McpServer, parse_servers
 from runtime import Isolation, Limits
 from runtime.boundary import MAX_BUDGET, BoundaryConfig
 
@@ -98,6 +100,9 @@ class FabricConfig(BaseModel):
     persist_variables_max_bytes: int = Field(1024 * 1024, ge=1024, le=64 * 1024 * 1024)
     """Bytes of JSON the kept variables may take, all together; larger ones are dropped with a
     note."""
+    mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
+    """MCP servers whose tools snippets call as ``mcp.<server>.<tool>(...)``, in the common
+    format: ``{"git": {"command": "uvx", "args": ["mcp-server-git"]}}``, or ``"url"``."""
     limits: Limits = Field(default_factory=Limits)
     boundary: BoundaryConfig = Field(default_factory=BoundaryConfig)
     analysis: Options = Field(default_factory=Options)
@@ -167,7 +172,9 @@ SETTINGS = _settings()
 FIELDS = {setting.name: key for key, setting in SETTINGS.items()}
 """snake_case name -> camelCase key."""
 _ALIASES = {"policy": "quantitativePolicy"}
-_CLEANED = {"approvals": approvals.clean}
+_Cleaner = Callable[[Any, str], tuple[Any, list[str]]]
+_CLEANED: dict[str, _Cleaner] = {"approvals": approvals.clean, "mcpServers": parse_servers}
+"""Settings checked entry by entry by their own module: a bad entry is left out, named."""
 """Settings whose entries are checked one by one: a bad entry is dropped with its warning,
 the others apply."""
 

@@ -32,6 +32,7 @@ from fabric._outcomes import FabricResult
 from fabric._settings import Overrides, Settings
 from fabric._state import SessionState, Variables
 from fabric._summaries import Summaries
+from fabric.mcpclient import McpServers
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import ISOLATIONS, MAX_RUNNING, DoctorReport, Isolation, Layer, Limits
 from runtime.boundary import Boundary, BoundaryConfig, ResultFormat, ResultPolicy, TokenCounter
@@ -119,6 +120,10 @@ class Fabric:
             *self._setup_warnings,
             *load_extensions(self.providers, self.config.extensions),
         ]
+        self.mcp = McpServers(self.providers, self.workspace.root)
+        """The MCP servers of ``mcpServers`` (``mcp.<server>.<tool>`` in snippets), each started
+        on its first call and closed with the session."""
+        self.mcp.configure(self.config.mcp_servers)
         self.ctx = Calls(self, "ctx")
         """The context operations as Python calls: ``await fab.ctx.read(handle, query="x")``
         takes what ``ctx.read`` takes in a snippet and returns a ``Reply``."""
@@ -144,6 +149,7 @@ class Fabric:
         """Take config.json's values again if the file changed since it was read."""
         if self.settings.refresh():
             self.context.configure(self.config)
+            self.mcp.configure(self.config.mcp_servers)
             self.executions.settings_changed()
 
     @property
@@ -378,6 +384,7 @@ class Fabric:
             self._closed = True
             await self.hooks.close()
             await self.executions.sandbox.close()
+            await self.mcp.close()
             self.context.close()
             self.telemetry.close()
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         SandboxError,
         SandboxUnavailable,
     )
-    from runtime._execution import ProviderHost
+    from runtime._execution import ProviderHost, call_deadline
     from runtime._isolation import ISOLATIONS, DoctorReport, Isolation, Layer, Probe
     from runtime._labels import CallLabels, label_call
     from runtime._models import (
@@ -89,6 +89,7 @@ _EXPORTS = {
     "SandboxError": "runtime._errors",
     "SandboxUnavailable": "runtime._errors",
     "ProviderHost": "runtime._execution",
+    "call_deadline": "runtime._execution",
     "ISOLATIONS": "runtime._isolation",
     "DoctorReport": "runtime._isolation",
     "Isolation": "runtime._isolation",
@@ -161,6 +162,7 @@ __all__ = [
     "TextBlock",
     "TextResource",
     "Timings",
+    "call_deadline",
     "described",
     "label_call",
     "render_error",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import json
 import os
@@ -87,6 +88,17 @@ class ProviderHost(Protocol):
         """What ``help()`` shows in a snippet: ``""`` the overview, a namespace
         (``tools``) its calls, a call (``tools.read``) its signature and description."""
         ...
+
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "fabric_call_deadline", default=None
+)
+
+
+def call_deadline() -> float | None:
+    """When the execution whose provider call is running ends (``loop.time()``), or None
+    outside an execution: a provider that waits on something slow stops in time to report."""
+    return _DEADLINE.get()
 
 
 class WorkerLost(Exception):
@@ -432,7 +444,8 @@ async def execute(
     plain-data variables it left, checked against that cap."""
     started = time.perf_counter()
     reader, writer = worker.reader, worker.writer
-    calls = _Calls(providers, writer, limits)
+    deadline = _DEADLINE.set(asyncio.get_running_loop().time() + limits.timeout_s)
+    calls = _Calls(providers, writer, limits)  # its calls' tasks see the deadline
     catalog = _wire_catalog(providers.catalog())
     max_frame = limits.max_result_bytes + limits.output_bytes * 4 + _MAX_FRAME_SLACK
     max_frame += persist or 0
@@ -548,3 +561,4 @@ async def execute(
         return failed_result(code, _crash_error(status, limits), timings(), **calls.recorded())
     finally:
         await calls.cancel()
+        _DEADLINE.reset(deadline)

@@ -3,11 +3,22 @@
 from fabric.providers._discovery import help_entries, overview_lines
 from fabric.providers._files import Workspace, register_file_tools
 from fabric.providers._paths import REFUSALS, OpenedPath, open_beneath, read_bytes
-from fabric.providers._registry import RISKS, Provider, ProviderFunc, ProviderRegistry, Risk
+from fabric.providers._registry import (
+    RISKS,
+    WILDCARD,
+    Mount,
+    Provider,
+    ProviderFunc,
+    ProviderRegistry,
+    Risk,
+)
+from fabric.providers._signature import python_type, schema_signature
 
 __all__ = [
     "REFUSALS",
     "RISKS",
+    "WILDCARD",
+    "Mount",
     "OpenedPath",
     "Provider",
     "ProviderFunc",
@@ -17,6 +28,8 @@ __all__ = [
     "help_entries",
     "open_beneath",
     "overview_lines",
+    "python_type",
     "read_bytes",
     "register_file_tools",
+    "schema_signature",
 ]

@@ -59,11 +59,15 @@ def brief(provider: Provider) -> str:
     return f"{provider.qualified}({', '.join(parts)})"
 
 
-def _servers_line(servers: Mapping[str, list[Provider]]) -> str:
+def _servers_line(servers: Mapping[str, list[Provider]], waiting: set[str]) -> str:
+    """``26 tools on 3 servers (...)``; a server not started yet (its tools unknown) counts
+    as a server."""
     count = sum(len(tools) for tools in servers.values())
+    names = sorted(set(servers) | waiting)
+    tools = f"{count} tools on " if count else ""
     return (
-        f"{count} tools on {len(servers)} servers ({', '.join(sorted(servers)[:8])}"
-        f"{', ...' if len(servers) > 8 else ''}) as mcp.<server>.<tool>(...): "
+        f"{tools}{len(names)} servers ({', '.join(names[:8])}"
+        f"{', ...' if len(names) > 8 else ''}) as mcp.<server>.<tool>(...): "
         "await mcp.list() lists them"
     )
 
@@ -79,8 +83,9 @@ def overview_lines(registry: ProviderRegistry) -> list[str]:
             shown.append(f'+{len(names) - PER_NAMESPACE} more: help("{namespace}") lists them')
         if namespace == SERVER_NAMESPACE:
             servers = _groups(registry, namespace)
-            if servers:
-                shown.append(_servers_line(servers))
+            waiting = {n[: -len(".*")] for n in catalog[namespace] if n.endswith(".*")}
+            if servers or waiting:
+                shown.append(_servers_line(servers, waiting))
         if shown:
             lines.append(f"- {namespace}: " + "; ".join(shown))
     return lines

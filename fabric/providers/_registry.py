@@ -13,7 +13,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args, get_type_hints
+from typing import Any, Literal, Protocol, get_args, get_type_hints
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -22,6 +22,7 @@ from contract import NAMESPACES
 from fabric._errors import RegistrationError
 from fabric._translate import describe
 from fabric.providers._discovery import help_entries
+from fabric.providers._signature import schema_signature
 from runtime import ProviderCallError
 
 ProviderFunc = Callable[..., Awaitable[Any]]
@@ -32,6 +33,28 @@ _SPARE_ARGUMENTS = 8
 """Arguments beyond twice the parameters (each may come in two spellings) that a call may
 carry before it is refused unread."""
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*(?:\.[A-Za-z][A-Za-z0-9_]*)*$")
+
+
+class Mount(Protocol):
+    """Providers under one prefix of a namespace whose names are known only once loaded
+    (the tools of an MCP server, ``mcp.git.*``, known once the server is connected)."""
+
+    @property
+    def version(self) -> int:
+        """Changes whenever :meth:`loaded` does."""
+        ...
+
+    def loaded(self) -> Mapping[str, Provider] | None:
+        """The providers by their name in the namespace (``git.git_log``); None until known."""
+        ...
+
+    async def load(self) -> None:
+        """Make the providers known (raise ProviderCallError when they cannot be)."""
+        ...
+
+
+WILDCARD = "*"
+"""The catalog's name for "any name under this prefix": the host resolves it at the call."""
 
 
 class _Strict(BaseModel):
@@ -68,8 +91,7 @@ class Provider:
                     part += f" = {field.default!r}"
                 parts.append(part)
             return f"{self.qualified}({', '.join(parts)})"
-        props = (self.schema or {}).get("properties", {})
-        return f"{self.qualified}({', '.join(props)})"
+        return schema_signature(self.qualified, self.schema)
 
     def parameters(self) -> list[str]:
         """Parameter names in the order positional arguments fill them."""
@@ -113,12 +135,11 @@ class Provider:
                 raise ProviderCallError(self._explain(exc), code="bad_arguments") from None
             return {name: getattr(model, name) for name in self.args_model.model_fields}
         if self.schema is not None:
-            try:
-                jsonschema.validate(arguments, self.schema)
-            except jsonschema.ValidationError as exc:
-                where = ".".join(str(p) for p in exc.absolute_path) or "arguments"
+            error = jsonschema.exceptions.best_match(_validator(self.schema).iter_errors(arguments))
+            if error is not None:
+                where = ".".join(str(p) for p in error.absolute_path) or "arguments"
                 raise ProviderCallError(
-                    f"{self.qualified}: {where}: {exc.message}; call it as {self.signature()}",
+                    f"{self.qualified}: {where}: {error.message}; call it as {self.signature()}",
                     code="bad_arguments",
                 ) from None
         return arguments
@@ -126,6 +147,22 @@ class Provider:
     def _explain(self, exc: ValidationError) -> str:
         problems = describe(exc, known=self.parameters())
         return f"{self.qualified}: {problems}; call it as {self.signature()}"
+
+
+_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
+"""Compiled validators by schema (kept with the schema, so its id is not reused)."""
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    """The schema's validator, built once (building one checks the schema, which costs more
+    than the call it guards)."""
+    found = _VALIDATORS.get(id(schema))
+    if found is None or found[0] is not schema:
+        if len(_VALIDATORS) > 4096:
+            _VALIDATORS.clear()
+        found = (schema, jsonschema.validators.validator_for(schema)(schema))
+        _VALIDATORS[id(schema)] = found
+    return found[1]
 
 
 def _parameter_hints(func: ProviderFunc) -> dict[str, Any]:
@@ -177,6 +214,7 @@ class ProviderRegistry:
 
     def __init__(self, base: ProviderRegistry | None = None) -> None:
         self._providers: dict[str, dict[str, Provider]] = {ns: {} for ns in NAMESPACES}
+        self._mounts: dict[tuple[str, str], Mount] = {}
         self._base = base
         self._version = 0
         self._catalog: dict[str, list[str]] | None = None
@@ -184,7 +222,7 @@ class ProviderRegistry:
         self._help: tuple[tuple[int, ...], dict[str, str]] | None = None
 
     def _versions(self) -> tuple[int, ...]:
-        own = (self._version,)
+        own = (self._version, *(m.version for m in self._mounts.values()))
         return own + self._base._versions() if self._base is not None else own
 
     def register(
@@ -255,12 +293,39 @@ class ProviderRegistry:
 
         return decorate
 
+    def mount(self, namespace: str, prefix: str, mount: Mount) -> None:
+        """Serve ``namespace.prefix.*`` from ``mount``: until it has loaded, the catalog shows
+        ``prefix.*`` and a call to any name under it loads it first."""
+        if namespace not in self._providers or not _NAME.match(prefix) or "." in prefix:
+            raise RegistrationError(f"cannot mount {namespace}.{prefix}: bad namespace or prefix")
+        self._mounts[(namespace, prefix)] = mount
+        self._version += 1
+
+    def unmount(self, namespace: str, prefix: str) -> None:
+        if self._mounts.pop((namespace, prefix), None) is not None:
+            self._version += 1
+
     def _layer(self, namespace: str) -> dict[str, Provider]:
         """The providers of ``namespace``, this registry's over its base's."""
         own = self._providers.get(namespace, {})
+        if self._mounts:
+            mounted = [m.loaded() for (ns, _), m in self._mounts.items() if ns == namespace]
+            own = {k: v for m in mounted if m for k, v in m.items()} | own
         if self._base is None:
             return own
         return {**self._base._layer(namespace), **own}
+
+    def _waiting(self, namespace: str) -> list[str]:
+        """The prefixes of ``namespace`` whose mounts have not loaded."""
+        own = [p for (ns, p), m in self._mounts.items() if ns == namespace and m.loaded() is None]
+        return own + (self._base._waiting(namespace) if self._base is not None else [])
+
+    def _mounted(self, namespace: str, name: str) -> Mount | None:
+        prefix = name.partition(".")[0]
+        found = self._mounts.get((namespace, prefix))
+        if found is None and self._base is not None:
+            return self._base._mounted(namespace, name)
+        return found
 
     def get(self, namespace: str, name: str) -> Provider:
         if namespace not in self._providers:
@@ -286,7 +351,10 @@ class ProviderRegistry:
     def catalog(self) -> Mapping[str, Sequence[str]]:
         versions = self._versions()
         if self._catalog is None or versions != self._catalog_version:  # after registrations
-            self._catalog = {ns: sorted(self._layer(ns)) for ns in self._providers}
+            self._catalog = {
+                ns: sorted([*self._layer(ns), *(f"{p}.{WILDCARD}" for p in self._waiting(ns))])
+                for ns in self._providers
+            }
             self._catalog_version = versions
         return self._catalog
 
@@ -302,6 +370,16 @@ class ProviderRegistry:
         """The names positional arguments of ``namespace.name`` fill, in order."""
         return self.get(namespace, name).parameters()
 
+    async def ensure(self, namespace: str, name: str) -> None:
+        """Load the mount that serves ``namespace.name`` when the name is not known yet (an MCP
+        server's tool before the server has started); a host that serves calls itself calls
+        this before :meth:`get`."""
+        if name in self._layer(namespace) or namespace not in self._providers:
+            return
+        mount = self._mounted(namespace, name)
+        if mount is not None:
+            await mount.load()  # connects, or says why it cannot
+
     async def call(
         self,
         namespace: str,
@@ -309,6 +387,7 @@ class ProviderRegistry:
         arguments: dict[str, Any],
         positional: Sequence[Any] = (),
     ) -> Any:
+        await self.ensure(namespace, name)
         provider, arguments = self.prepare(namespace, name, arguments, positional)
         return await provider.func(**arguments)
 

@@ -176,7 +176,11 @@ class ProviderFunction:
 
 
 class Namespace:
-    """A provider namespace (``tools``, ``mcp``...) or a sub-namespace (``mcp.git``)."""
+    """A provider namespace (``tools``, ``mcp``...) or a sub-namespace (``mcp.git``).
+
+    A catalog name ``git.*`` stands for every name under ``git.`` (an MCP server whose tools
+    the host lists when it is first called): the call goes to the host, which answers it or
+    says what exists."""
 
     __slots__ = ("_channel", "_names", "_path", "_root")
 
@@ -193,10 +197,13 @@ class Namespace:
         prefix = full + "."
         if any(n.startswith(prefix) for n in self._names):
             return Namespace(self._channel, self._root, self._names, prefix)
+        if f"{self._path}*" in self._names:  # names the host knows only once it is asked
+            return ProviderFunction(self._channel, self._root, full)
         shown = f"{self._root}.{full}"
         nearby = difflib.get_close_matches(full, self._names, n=1)
         if nearby:
-            raise AttributeError(f"{shown} is not a tool; did you mean {self._root}.{nearby[0]}?")
+            near = nearby[0].removesuffix(".*")  # a server whose tools are not listed yet
+            raise AttributeError(f"{shown} is not a tool; did you mean {self._root}.{near}?")
         if not self._names:
             raise AttributeError(f"{shown} is not a tool; no tools are registered in {self._root}")
         listed = ", ".join(sorted(self._names)[:30])

@@ -55,6 +55,20 @@ DEFAULTS: dict[str, Any] = {
     "stateMaxBytes": 1024 * 1024,
     "persistVariables": False,
     "persistVariablesMaxBytes": 1024 * 1024,
+    "mcpServers": {},
+}
+
+MCP_SERVER_DEFAULTS: dict[str, Any] = {
+    "args": [],
+    "env": {},
+    "cwd": None,
+    "url": None,
+    "headers": {},
+    "type": None,
+    "risk": None,
+    "timeoutS": 60.0,
+    "startTimeoutS": 30.0,
+    "disabled": False,
 }
 
 # key -> (a valid override, an out-of-range value and what it clamps to, a wrong-typed value)
@@ -91,6 +105,7 @@ CASES: dict[str, tuple[Any, tuple[Any, Any] | None, Any]] = {
     "stateMaxBytes": (4096, (10, 1024), "x"),
     "persistVariables": (True, None, "yes"),
     "persistVariablesMaxBytes": (4096, (10**9, 64 * 1024 * 1024), "x"),
+    "mcpServers": ({"git": {"command": "uvx", **MCP_SERVER_DEFAULTS}}, None, "servers"),
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from fabric import Fabric, ProviderCallError, ProviderRegistry, RegistrationError
-from fabric.providers import Workspace, register_file_tools
+from fabric.providers import Provider, Workspace, register_file_tools
 
 
 async def echo(text: str, times: int = 1) -> str:
@@ -311,3 +312,44 @@ async def test_the_workspace_and_context_tools_declare_their_risk(workspace: Pat
         ctx = {p.name: p.risk for p in fab.providers.providers("ctx")}
         assert ctx.pop("remember") == ctx.pop("forget") == "write"  # facts outlive the session
         assert set(ctx.values()) == {"read"}
+
+
+class _Later:
+    """A mount whose one provider is known once loaded (as an MCP server's tools are)."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.loads = 0
+        self._loaded: dict[str, Provider] | None = None
+        self.gate = asyncio.Event()
+
+    def loaded(self) -> dict[str, Provider] | None:
+        return self._loaded
+
+    async def load(self) -> None:
+        self.loads += 1
+        await self.gate.wait()
+        self._loaded = {"srv.ping": Provider("mcp", "srv.ping", _pong, "", schema={})}
+        self.version += 1
+
+
+async def _pong() -> str:
+    return "pong"
+
+
+async def test_a_mount_stands_as_a_wildcard_until_it_has_loaded() -> None:
+    """The catalog shows ``srv.*`` until the mount is loaded; a call under it loads it first
+    (each waiting call loads it; the mount makes that cheap), then the names are listed."""
+    registry = ProviderRegistry()
+    later = _Later()
+    registry.mount("mcp", "srv", later)
+    assert "srv.*" in registry.catalog()["mcp"]
+    calls = [asyncio.ensure_future(registry.call("mcp", "srv.ping", {})) for _ in range(3)]
+    await asyncio.sleep(0)
+    later.gate.set()
+    assert await asyncio.gather(*calls) == ["pong"] * 3
+    assert "srv.ping" in registry.catalog()["mcp"] and "srv.*" not in registry.catalog()["mcp"]
+    with pytest.raises(ProviderCallError, match=r"did you mean mcp\.srv\.ping"):
+        await registry.call("mcp", "srv.pong", {})
+    registry.unmount("mcp", "srv")
+    assert not any(n.startswith("srv.") for n in registry.catalog()["mcp"])
