@@ -89,7 +89,9 @@ class Fabric:
         """``ctx.summarize``: deterministic and model summaries, the source under a handle."""
         self.providers = ProviderRegistry(base=registry)
         """This session's providers: its own tools layered over ``registry`` (never modified)."""
-        register_file_tools(self.providers, self.workspace)
+        register_file_tools(
+            self.providers, self.workspace, sandbox=lambda: self.config.bash_sandbox
+        )
         register_operations(self.providers, self)
         self.ctx = Calls(self, "ctx")
         """The context operations as Python calls: ``await fab.ctx.read(handle, query="x")``

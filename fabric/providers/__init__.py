@@ -1,8 +1,9 @@
 """Providers: the host-side functions snippets call through ``tools``, ``mcp``, ``ctx``..."""
 
-from fabric.providers._files import Workspace, register_file_tools
+from fabric.providers._files import Workspace
 from fabric.providers._paths import REFUSALS, OpenedPath, open_beneath, read_bytes
 from fabric.providers._registry import RISKS, Provider, ProviderFunc, ProviderRegistry, Risk
+from fabric.providers._tools import register_file_tools
 
 __all__ = [
     "REFUSALS",
