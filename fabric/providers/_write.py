@@ -268,11 +268,11 @@ def _make_folders(root: Path, folder: str, typed: str) -> OpenedPath:
             + ("'..' cannot follow them" if ".." in missing else f"at most {MAX_NEW_FOLDERS} are made"),
             code="bad_path",
         )
+    if is_private("/".join(missing)):  # checked before any folder is made
+        opened.close()
+        raise private_error(typed)
     for part in missing:
         name = part if opened.name == "." else f"{opened.name}/{part}"
-        if is_private(name):
-            opened.close()
-            raise private_error(typed)
         try:
             with contextlib.suppress(FileExistsError):  # made meanwhile: fine if a folder
                 os.mkdir(part, _MADE, dir_fd=opened.fd)
