@@ -161,7 +161,7 @@ async def _run(
                 "root": str(root), "cwd": str(folder), "hide": hide, "scratch": scratch,
                 "network": network, "status_fd": status_w, "command": command,
             }
-            argv = [sys.executable, "-I", "-S", str(_LAUNCHER), json.dumps(spec)]
+            argv = [_interpreter(), "-I", "-S", str(_LAUNCHER), json.dumps(spec)]
             start_in = None
         else:
             argv = ["/bin/bash", "-c", command]
@@ -232,6 +232,13 @@ async def _run(
             code="command_failed",
         )
     return {"ok": exit_code == 0, "exit_code": exit_code, "stdout": out.text(), "stderr": err.text()}
+
+
+def _interpreter() -> str:
+    """A Python this process may execute, for the launcher (standard library only)."""
+    if os.access(sys.executable, os.X_OK):
+        return sys.executable
+    return shutil.which("python3") or sys.executable
 
 
 async def _status(fd: int) -> str | None:

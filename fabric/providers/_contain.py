@@ -11,8 +11,9 @@ namespaces, then executes ``/bin/bash -c command`` in it:
    and a scratch folder (``$TMPDIR``) are bind-mounted over themselves and made writable again;
 3. each ``hide`` folder (the workspace's ``.fabric``) is covered by an empty read-only tmpfs;
 4. a fork becomes PID 1 of the new PID namespace and mounts its own ``/proc`` (no process outside
-   is visible or reachable by signal); when PID 1 ends, the kernel ends every process left in it;
-5. every capability is dropped (bounding, ambient, effective, permitted; securebits locked so
+   is visible or reachable by signal); it starts the command, reaps orphans, and ends with the
+   command's status, whereupon the kernel ends every process left in the namespace;
+5. before that, every capability is dropped (bounding, ambient, effective, permitted; securebits locked so
    uid 0 regains none on exec) and ``no_new_privs`` set, so the command can neither undo a mount
    nor gain rights through a set-uid program.
 
@@ -173,19 +174,38 @@ def _drop_capabilities() -> None:
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
-def _run(spec: dict[str, Any], status: int) -> None:
-    """PID 1 of the new namespace: finish the environment and become the command."""
+def _init(spec: dict[str, Any], status: int) -> None:
+    """PID 1 of the new namespace: finish the environment, start the command, reap orphans,
+    and end (ending every process left) when the command ends, with its status."""
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
     _own_proc()
     _drop_capabilities()
+    command = os.fork()
+    if command == 0:
+        _become_command(spec, status)
+    os.close(status)
+    while True:
+        pid, code = os.waitpid(-1, 0)
+        if pid == command:
+            os._exit(_exit_code(code))
+
+
+def _become_command(spec: dict[str, Any], status: int) -> None:
     try:
-        os.chdir(spec["cwd"])
-    except OSError as exc:
-        raise Refused(f"entering {spec['cwd']}: {exc.strerror}") from None
-    try:
-        os.execve("/bin/bash", ["bash", "-c", spec["command"]], dict(os.environ))
-    except OSError as exc:
-        raise Refused(f"running /bin/bash: {exc.strerror}") from None
+        try:
+            os.chdir(spec["cwd"])
+        except OSError as exc:
+            raise Refused(f"entering {spec['cwd']}: {exc.strerror}") from None
+        try:
+            os.execve("/bin/bash", ["bash", "-c", spec["command"]], dict(os.environ))
+        except OSError as exc:
+            raise Refused(f"running /bin/bash: {exc.strerror}") from None
+    except BaseException as exc:  # never run the command half-contained
+        _fail(status, str(exc) if isinstance(exc, Refused) else f"{type(exc).__name__}: {exc}")
+
+
+def _exit_code(code: int) -> int:
+    return os.WEXITSTATUS(code) if os.WIFEXITED(code) else 128 + os.WTERMSIG(code)
 
 
 def _fail(status: int, message: str) -> None:
@@ -207,16 +227,14 @@ def main() -> None:
     child = os.fork()
     if child == 0:
         try:
-            _run(spec, status)
-        except Refused as exc:
-            _fail(status, str(exc))
+            _init(spec, status)
         except BaseException as exc:  # never run the command half-contained
-            _fail(status, f"{type(exc).__name__}: {exc}")
+            _fail(status, str(exc) if isinstance(exc, Refused) else f"{type(exc).__name__}: {exc}")
     os.close(status)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, lambda number, _frame: os.kill(child, signal.SIGKILL))
     _, code = os.waitpid(child, 0)
-    os._exit(os.waitstatus_to_exitcode(code) if os.WIFEXITED(code) else 128 + os.WTERMSIG(code))
+    os._exit(_exit_code(code))
 
 
 if __name__ == "__main__":
