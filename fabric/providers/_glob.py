@@ -22,7 +22,7 @@ from fabric.providers._paths import OpenedPath, is_private, open_beneath, walk_b
 from runtime import ProviderCallError, stop_if_requested
 
 MAX_GLOB_RESULTS = 10_000
-"""The most paths one call returns (``max_results`` defaults to 1,000)."""
+"""The most paths one call returns (``max_results`` defaults to 200)."""
 MAX_GLOB_VISITS = 200_000
 """Entries one call may look at before it stops and asks for a narrower pattern."""
 GLOB_TIMEOUT_S = 10.0

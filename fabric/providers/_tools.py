@@ -6,12 +6,12 @@ tool       bounds                                                      risk
 read       files up to 256 MiB                                         read
 read_json  files up to 64 MiB                                          read
 ls         10,000 entries                                              read
-glob       ``max_results`` (1,000; at most 10,000), 200,000 entries    read
+glob       ``max_results`` (200; at most 10,000), 200,000 entries      read
            looked at, 10 s
 grep       ``max_results`` (200; at most 10,000), 500 characters a     read
            line, 5 s for the whole call
 write      16 MiB of content, 32 new folders                           write
-edit       files up to 16 MiB, a diff of at most 64 KiB                write
+edit       files up to 16 MiB, a diff of at most 8 KiB                 write
 bash       ``timeout_s`` (120; at most 600), 64 KiB of each stream,    execute
            64 KiB of command
 =========  ==========================================================  ========
@@ -77,7 +77,7 @@ def register_file_tools(
         """List a workspace folder (at most 10,000 entries): [{name, type, size}]."""
         return await run_sync(list_entries, workspace, path, recursive, glob)
 
-    async def glob(pattern: str, path: str = ".", max_results: int = 1000) -> list[str]:
+    async def glob(pattern: str, path: str = ".", max_results: int = 200) -> list[str]:
         """Workspace paths matching a pattern ('**' crosses folders), sorted; never .fabric."""
         _results(max_results, MAX_GLOB_RESULTS)
         return await run_sync(glob_paths, root, pattern, path, max_results, SKIPPED_DIRS)

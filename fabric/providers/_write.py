@@ -30,8 +30,9 @@ from runtime import ProviderCallError
 
 MAX_WRITE_BYTES = 16 * 1024 * 1024
 """The largest content ``tools.write`` takes, and the largest file ``tools.edit`` changes."""
-MAX_DIFF_CHARS = 64 * 1024
-"""The diff ``tools.edit`` returns is cut after this many characters (the file is whole)."""
+MAX_DIFF_BYTES = 8000
+"""The diff ``tools.edit`` returns is cut after this many UTF-8 bytes, its note of the cut
+included in 8 KiB (the analyzer's effects table declares that bound); the file is whole."""
 MAX_NEW_FOLDERS = 32
 """Missing parent folders one ``tools.write`` may make."""
 _HINT_LINES = 20_000
@@ -52,7 +53,7 @@ class _Target:
 
 def write_file(root: Path, path: str, content: str | bytes) -> dict[str, Any]:
     """``content`` as the whole of the workspace file ``path``: ``{ok, path, bytes, created}``."""
-    data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+    data = _encoded(content, "content") if isinstance(content, str) else bytes(content)
     if len(data) > MAX_WRITE_BYTES:
         raise ProviderCallError(
             f"the content is {len(data)} bytes, above the {MAX_WRITE_BYTES}-byte write limit; "
@@ -84,13 +85,24 @@ def edit_file(root: Path, path: str, old: str, new: str, count: int) -> dict[str
         if found != count:
             raise _mismatch(path, text, old, found, count)
         changed = text.replace(old, new, count)
-        _replace(target, changed.encode("utf-8"), expected=target.existing)
+        _replace(target, _encoded(changed, "new"), expected=target.existing)
     return {
         "ok": True,
         "path": target.name,
         "replacements": count,
         "diff": unified_diff(target.name, text, changed),
     }
+
+
+def _encoded(text: str, field: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ProviderCallError(
+            f"{field} holds a lone surrogate at character {exc.start}, which is not text a file "
+            "can hold; pass bytes to write binary data",
+            code="bad_arguments",
+        ) from None
 
 
 def unified_diff(name: str, before: str, after: str) -> str:
@@ -114,11 +126,12 @@ def unified_diff(name: str, before: str, after: str) -> str:
         lines.append(_shift(line, start) if line.startswith("@@") else line)
         if not line.endswith("\n"):
             lines.append("\n\\ No newline at end of file\n")
-    diff = "".join(lines)
-    if len(diff) > MAX_DIFF_CHARS:
-        cut = len(diff) - MAX_DIFF_CHARS
-        diff = diff[:MAX_DIFF_CHARS] + f"\n[... diff cut: {cut} more characters; the file is written]\n"
-    return diff
+    diff = "".join(lines).encode("utf-8", errors="surrogateescape")
+    if len(diff) <= MAX_DIFF_BYTES:
+        return diff.decode("utf-8", errors="surrogateescape")
+    kept = diff[:MAX_DIFF_BYTES].decode("utf-8", errors="ignore")
+    note = f"\n[... diff cut: {len(diff) - MAX_DIFF_BYTES} more bytes; the file is written whole]\n"
+    return kept + note
 
 
 def _shift(header: str, offset: int) -> str:

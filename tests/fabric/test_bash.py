@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -296,3 +298,75 @@ def test_without_namespaces_bash_fails_closed(shared_tmp: Path) -> None:
     assert code_line == "sandbox_unavailable", done.stdout + done.stderr
     assert '"bashSandbox": false' in message and "unshare" in message
     assert not (ws / "ran").exists()
+
+
+# -- time and concurrency --------------------------------------------------------------------
+
+
+def _lock_freed(path: Path) -> bool:
+    import fcntl
+
+    with open(path, "a") as file:
+        fcntl.flock(file, fcntl.LOCK_EX)
+    return True
+
+
+HOLD_LOCK = (
+    "flock {lock} -c 'touch started; sleep 1000' & "
+    "while [ ! -e started ]; do sleep 0.01; done; sleep 1000"
+)
+
+
+async def test_a_timeout_kills_what_the_command_started(root: Path, sandbox: bool) -> None:
+    """At timeout_s the command and its background children are killed, and the error says
+    so; the lock a child held is free again (this would block if the child lived on)."""
+    lock = root / "held.lock"
+    with pytest.raises(ProviderCallError) as info:
+        await bash(root, HOLD_LOCK.format(lock=lock), timeout_s=2, sandbox=sandbox)
+    assert info.value.code == "command_timeout"
+    assert "timeout_s=2" in info.value.message and "killed" in info.value.message
+    assert await asyncio.wait_for(asyncio.to_thread(_lock_freed, lock), 30)
+
+
+async def test_cancelling_the_call_kills_the_command(root: Path, sandbox: bool) -> None:
+    """A cancelled call (the snippet's own deadline) leaves nothing of the command running."""
+    lock = root / "held.lock"
+    call = asyncio.ensure_future(bash(root, HOLD_LOCK.format(lock=lock), sandbox=sandbox))
+    while not (root / "started").exists():
+        await asyncio.sleep(0.01)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert await asyncio.wait_for(asyncio.to_thread(_lock_freed, lock), 30)
+
+
+async def test_commands_run_side_by_side(root: Path, sandbox: bool) -> None:
+    """Two commands at once: the reader waits for the writer, so run one after the other they
+    would never finish."""
+    os.mkfifo(root / "pipe")
+    reader = bash(root, "cat pipe", timeout_s=30, sandbox=sandbox)
+    writer = bash(root, "echo through > pipe", timeout_s=30, sandbox=sandbox)
+    got, _ = await asyncio.gather(reader, writer)
+    assert got["stdout"] == "through\n"
+
+
+async def test_a_command_cannot_create_the_store(tmp_path: Path) -> None:
+    """Without a .fabric folder yet, a contained command still cannot make one to plant
+    Fabric's configuration: it is made (empty, private) and hidden first."""
+    ws = tmp_path / "fresh"
+    ws.mkdir()
+    got = await bash(ws, "mkdir -p .fabric; echo '{\"bashSandbox\": false}' > .fabric/config.json", settle=True)
+    assert got["exit_code"] != 0
+    assert (ws / ".fabric").is_dir() and list((ws / ".fabric").iterdir()) == []
+    assert stat.S_IMODE((ws / ".fabric").stat().st_mode) == 0o700
+
+
+async def test_the_executions_deadline_ends_the_command(root: Path) -> None:
+    """A snippet that outlives its own timeout takes its command down with it."""
+    lock = root / "held.lock"
+    async with Fabric(workspace=root) as fab:
+        result = await fab.exec(
+            f"return await tools.bash(command={HOLD_LOCK.format(lock=lock)!r})", timeout=3
+        )
+    assert result.error is not None and result.error.kind == "timeout"
+    assert await asyncio.wait_for(asyncio.to_thread(_lock_freed, lock), 30)

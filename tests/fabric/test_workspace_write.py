@@ -374,3 +374,24 @@ async def test_a_session_registers_the_writing_tools(tmp_path: Path) -> None:
             "await tools.read(path='n/a.txt')]"
         )
     assert result.value == [["n/a.txt"], 1, "one three"]
+
+
+async def test_a_huge_diff_is_cut_to_the_declared_bound(tools: ProviderRegistry, root: Path) -> None:
+    """The diff stays within the 8 KiB the analyzer's effects table declares for tools.edit;
+    the file itself is changed whole."""
+    from analyzer import EffectsTable
+
+    (root / "wide.txt").write_text("a\n" * 20_000)
+    got = await call(tools, "edit", path="wide.txt", old="a\n" * 20_000, new="b\n" * 20_000)
+    row = EffectsTable.default().lookup("tools.edit")
+    assert row is not None and row.unit == "bytes" and row.default_bound is not None
+    assert len(got["diff"].encode()) <= row.default_bound  # type: ignore[index]
+    assert "diff cut" in got["diff"]  # type: ignore[index]
+    assert (root / "wide.txt").read_text() == "b\n" * 20_000
+
+
+async def test_text_that_is_not_unicode_is_refused(tools: ProviderRegistry, root: Path) -> None:
+    """A lone surrogate cannot be written as UTF-8: a clear refusal, nothing written."""
+    error = await refused(tools, "write", path="s.txt", content="a\udcffb")
+    assert error.code == "bad_arguments" and "content" in error.message
+    assert not (root / "s.txt").exists()
