@@ -72,7 +72,8 @@ class _Capped:
         head = self.head.decode("utf-8", errors="replace")
         if cut <= 0:
             return head + self.tail.decode("utf-8", errors="replace")
-        note = f"\n[... {cut} bytes cut of {self.total}: the first and last {len(self.head)} kept ...]\n"
+        kept = len(self.head)
+        note = f"\n[... {cut} bytes cut of {self.total}: the first and last {kept} kept ...]\n"
         return head + note + self.tail.decode("utf-8", errors="replace")
 
 
@@ -98,7 +99,9 @@ async def run_bash(
 
 def _check_arguments(command: str, timeout_s: float) -> None:
     if not command.strip():
-        raise ProviderCallError("command is empty; pass the shell command to run", code="bad_arguments")
+        raise ProviderCallError(
+            "command is empty; pass the shell command to run", code="bad_arguments"
+        )
     if "\x00" in command or len(command.encode("utf-8", errors="replace")) > MAX_COMMAND_BYTES:
         raise ProviderCallError(
             f"command must be text without NUL bytes, at most {MAX_COMMAND_BYTES} bytes; put a "
@@ -116,7 +119,9 @@ def _folder(root: Path, cwd: str) -> Path:
     """The real path of the workspace folder ``cwd`` (beneath the root, not in ``.fabric``)."""
     with open_beneath(root, cwd) as opened:
         if not stat.S_ISDIR(os.fstat(opened.fd).st_mode):
-            raise ProviderCallError(f"cwd {cwd!r} is not a folder of the workspace", code="not_found")
+            raise ProviderCallError(
+                f"cwd {cwd!r} is not a folder of the workspace", code="not_found"
+            )
         return root if opened.name == "." else root / opened.name
 
 
@@ -158,8 +163,13 @@ async def _run(
         if contained:
             hide = [str(await run_sync(_private_folder, root))]
             spec = {
-                "root": str(root), "cwd": str(folder), "hide": hide, "scratch": scratch,
-                "network": network, "status_fd": status_w, "command": command,
+                "root": str(root),
+                "cwd": str(folder),
+                "hide": hide,
+                "scratch": scratch,
+                "network": network,
+                "status_fd": status_w,
+                "command": command,
             }
             argv = [_interpreter(), "-I", "-S", str(_LAUNCHER), json.dumps(spec)]
             start_in = None
@@ -178,7 +188,9 @@ async def _run(
         )
     except OSError as exc:
         os.close(status_r)
-        raise ProviderCallError(f"tools.bash could not start bash: {exc.strerror}", code="unavailable") from None
+        raise ProviderCallError(
+            f"tools.bash could not start bash: {exc.strerror}", code="unavailable"
+        ) from None
     finally:
         os.close(status_w)
     out, err = _Capped(), _Capped()
@@ -224,6 +236,7 @@ async def _run(
             code="sandbox_unavailable",
         )
     code = process.returncode
+    assert code is not None  # waited for above
     exit_code = code if code >= 0 else 128 - code
     if exit_code != 0 and not settle:
         raise ProviderCallError(
@@ -231,7 +244,12 @@ async def _run(
             "get a nonzero exit as data",
             code="command_failed",
         )
-    return {"ok": exit_code == 0, "exit_code": exit_code, "stdout": out.text(), "stderr": err.text()}
+    return {
+        "ok": exit_code == 0,
+        "exit_code": exit_code,
+        "stdout": out.text(),
+        "stderr": err.text(),
+    }
 
 
 def _interpreter() -> str:

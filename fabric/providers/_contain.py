@@ -13,9 +13,9 @@ namespaces, then executes ``/bin/bash -c command`` in it:
 4. a fork becomes PID 1 of the new PID namespace and mounts its own ``/proc`` (no process outside
    is visible or reachable by signal); it starts the command, reaps orphans, and ends with the
    command's status, whereupon the kernel ends every process left in the namespace;
-5. before that, every capability is dropped (bounding, ambient, effective, permitted; securebits locked so
-   uid 0 regains none on exec) and ``no_new_privs`` set, so the command can neither undo a mount
-   nor gain rights through a set-uid program.
+5. before that, every capability is dropped (bounding, ambient, effective, permitted;
+   securebits locked so uid 0 regains none on exec) and ``no_new_privs`` set, so the command
+   can neither undo a mount nor gain rights through a set-uid program.
 
 Mounts made here belong to a namespace the command cannot reconfigure: without capabilities it
 cannot unmount or remount, and a user namespace it makes itself gets the mounts locked together.
@@ -80,8 +80,11 @@ class _CapHeader(ctypes.Structure):
 
 
 class _CapData(ctypes.Structure):
-    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                ("inheritable", ctypes.c_uint32)]
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
 
 
 def _check(result: int, what: str) -> None:
@@ -90,18 +93,29 @@ def _check(result: int, what: str) -> None:
         raise Refused(f"{what}: {os.strerror(err)}")
 
 
+def _encode(text: str | None) -> bytes | None:
+    return None if text is None else os.fsencode(text)
+
+
 def _mount(source: str | None, target: str, kind: str | None, flags: int, data: str = "") -> None:
-    encode = lambda text: None if text is None else os.fsencode(text)  # noqa: E731
-    result = _libc.mount(encode(source), encode(target), encode(kind), ctypes.c_ulong(flags),
-                         encode(data) if data else None)
+    result = _libc.mount(
+        _encode(source),
+        _encode(target),
+        _encode(kind),
+        ctypes.c_ulong(flags),
+        _encode(data or None),
+    )
     _check(result, f"mount {target}")
 
 
 def _set_attributes(path: str, set_: int, clear: int, recursive: bool) -> None:
     attr = _MountAttr(set_, clear, 0, 0)
     result = _libc.syscall(
-        ctypes.c_long(SYS_MOUNT_SETATTR), ctypes.c_int(AT_FDCWD), os.fsencode(path),
-        ctypes.c_uint(AT_RECURSIVE if recursive else 0), ctypes.byref(attr),
+        ctypes.c_long(SYS_MOUNT_SETATTR),
+        ctypes.c_int(AT_FDCWD),
+        os.fsencode(path),
+        ctypes.c_uint(AT_RECURSIVE if recursive else 0),
+        ctypes.byref(attr),
         ctypes.c_size_t(ctypes.sizeof(attr)),
     )
     _check(result, f"mount_setattr {path}")
@@ -146,8 +160,13 @@ def _confine_files(spec: dict[str, Any]) -> None:
     for path in kept:
         _writable(path)
     for path in spec["hide"]:
-        _mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-               "size=4k,nr_inodes=1,mode=555")
+        _mount(
+            "tmpfs",
+            path,
+            "tmpfs",
+            MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+            "size=4k,nr_inodes=1,mode=555",
+        )
 
 
 def _own_proc() -> None:

@@ -140,7 +140,9 @@ def _entry(walked: WalkedEntry) -> dict[str, Any] | None:
     return {"name": walked.name, "type": kind, "size": info.st_size if kind == "file" else 0}
 
 
-def list_entries(ws: Workspace, path: str, recursive: bool, glob: str | None) -> list[dict[str, Any]]:
+def list_entries(
+    ws: Workspace, path: str, recursive: bool, glob: str | None
+) -> list[dict[str, Any]]:
     with ws.open(path) as base:
         if not stat.S_ISDIR(os.fstat(base.fd).st_mode):
             raise ProviderCallError(

@@ -51,7 +51,9 @@ def glob_paths(
         if not stat.S_ISDIR(os.fstat(base.fd).st_mode):
             if literal:
                 return []
-            raise ProviderCallError(f"{path!r} is not a directory in the workspace", code="not_found")
+            raise ProviderCallError(
+                f"{path!r} is not a directory in the workspace", code="not_found"
+            )
         depth = None if "**" in parts else len(parts)
         return _walk(base, matcher, pattern, max_results, skipped - named, depth)
 

@@ -81,7 +81,11 @@ def candidates(
     if output is None or process.returncode not in (0, 1):  # 2: an error, e.g. the pattern
         return None
     prefix = "" if base.name == "." else f"{base.name}/"
-    return {prefix + name.removeprefix("./") for name in output.decode(errors="surrogateescape").split("\0") if name}
+    return {
+        prefix + name.removeprefix("./")
+        for name in output.decode(errors="surrogateescape").split("\0")
+        if name
+    }
 
 
 def _collect(process: subprocess.Popen[bytes], deadline: float) -> bytes | None:

@@ -198,7 +198,10 @@ def _nearest(text: str, old: str) -> str:
         return ""
     for number, line in enumerate(lines, 1):
         if line.strip() == first:
-            return f"; its first line is at line {number}, so the difference is elsewhere or in whitespace"
+            return (
+                f"; its first line is at line {number}, so the difference is further on or in "
+                "whitespace"
+            )
     stripped = [line.strip()[:1000] for line in lines]
     close = difflib.get_close_matches(first, stripped, n=1, cutoff=0.6)
     if not close:
@@ -245,7 +248,9 @@ def _target(root: Path, path: str, *, create: bool) -> _Target:
         return _Target(folder, leaf, name, None)
     except OSError as exc:
         folder.close()
-        raise ProviderCallError(f"{path!r} cannot be written: {exc.strerror}", code="unwritable")
+        raise ProviderCallError(
+            f"{path!r} cannot be written: {exc.strerror}", code="unwritable"
+        ) from None
     folder.close()
     if stat.S_ISLNK(info.st_mode):
         raise ProviderCallError(
@@ -278,7 +283,11 @@ def _make_folders(root: Path, folder: str, typed: str) -> OpenedPath:
         opened.close()
         raise ProviderCallError(
             f"{typed!r} needs folders that do not exist ({'/'.join(missing)}); "
-            + ("'..' cannot follow them" if ".." in missing else f"at most {MAX_NEW_FOLDERS} are made"),
+            + (
+                "'..' cannot follow them"
+                if ".." in missing
+                else f"at most {MAX_NEW_FOLDERS} are made"
+            ),
             code="bad_path",
         )
     if is_private("/".join(missing)):  # checked before any folder is made
@@ -310,7 +319,9 @@ def _replace(target: _Target, data: bytes, expected: os.stat_result | None) -> N
     existing = target.existing
     try:
         fd = os.open(
-            temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+            temp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600,
             dir_fd=folder,
         )
     except OSError as exc:

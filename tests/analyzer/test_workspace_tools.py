@@ -13,7 +13,10 @@ from analyzer import analyze
         ('return await tools.read_json(path="a.json")', ("RAW", False, "WARN")),
         ('d = await tools.read_json(path="a.json")\nreturn len(d)', ("PROJECTED", True, "PASS")),
         ('r = await tools.bash(command="ls")\nreturn r["stdout"]', ("RAW", False, "WARN")),
-        ('r = await tools.bash(command="ls")\nreturn r["stdout"][:300]', ("SELECTED", True, "PASS")),
+        (
+            'r = await tools.bash(command="ls")\nreturn r["stdout"][:300]',
+            ("SELECTED", True, "PASS"),
+        ),
         ('return await tools.glob(pattern="**/*.py")', ("SELECTED", True, "PASS")),
         ('return await tools.glob(pattern="*", max_results=20)', ("SELECTED", True, "PASS")),
         ('return await tools.write(path="a", content="x")', ("PROJECTED", True, "PASS")),

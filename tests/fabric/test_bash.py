@@ -36,9 +36,7 @@ def root(tmp_path: Path) -> Path:
 
 def registry_for(root: Path, *, sandbox: bool = True, network: bool = False) -> ProviderRegistry:
     registry = ProviderRegistry()
-    register_file_tools(
-        registry, Workspace(root), sandbox=lambda: sandbox, network=lambda: network
-    )
+    register_file_tools(registry, Workspace(root), sandbox=lambda: sandbox, network=lambda: network)
     return registry
 
 
@@ -100,9 +98,7 @@ async def test_a_signal_reads_as_128_plus_its_number(root: Path, sandbox: bool) 
 
 async def test_output_is_capped_head_and_tail(root: Path, sandbox: bool) -> None:
     """Each stream keeps its first and last 32 KiB around a note counting the bytes cut."""
-    got = await bash(
-        root, "seq 1 100000; seq 1 50000 >&2", sandbox=sandbox
-    )
+    got = await bash(root, "seq 1 100000; seq 1 50000 >&2", sandbox=sandbox)
     total = sum(len(f"{n}\n") for n in range(1, 100_001))
     out = got["stdout"]
     assert out.startswith("1\n2\n3\n") and out.endswith("99999\n100000\n")
@@ -121,9 +117,7 @@ async def test_output_is_capped_head_and_tail(root: Path, sandbox: bool) -> None
         ({"command": "true", "timeout_s": 601}, "timeout_s"),
     ],
 )
-async def test_bad_arguments_are_named(
-    root: Path, arguments: dict[str, Any], field: str
-) -> None:
+async def test_bad_arguments_are_named(root: Path, arguments: dict[str, Any], field: str) -> None:
     with pytest.raises(ProviderCallError) as info:
         await registry_for(root).call("tools", "bash", arguments)
     assert info.value.code == "bad_arguments" and field in info.value.message
@@ -181,11 +175,15 @@ def listener() -> Iterator[int]:
 
 def _python_for(uid: int) -> list[str] | None:
     """A command running this interpreter's Python as ``uid``, or None if there is none."""
-    prefix = [] if uid == os.getuid() else [
-        "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"
-    ]
+    prefix = (
+        []
+        if uid == os.getuid()
+        else ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+    )
     site = next(p for p in sys.path if p.endswith("site-packages"))
-    for python in dict.fromkeys([sys.executable, f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"]):
+    for python in dict.fromkeys(
+        [sys.executable, f"/usr/bin/python{sys.version_info[0]}.{sys.version_info[1]}"]
+    ):
         check = subprocess.run(
             [*prefix, python, "-c", "import fabric, os, sys; assert os.access(sys.executable, 1)"],
             env={**os.environ, "PYTHONPATH": f"{REPOSITORY}:{site}"},
@@ -230,9 +228,7 @@ def _probe(python: list[str], uid: int, base: Path, port: int) -> dict[str, Any]
 
 
 @pytest.mark.parametrize("uid", [0, NOBODY], ids=["root", "nobody"])
-def test_a_contained_command_is_confined(
-    uid: int, shared_tmp: Path, listener: int
-) -> None:
+def test_a_contained_command_is_confined(uid: int, shared_tmp: Path, listener: int) -> None:
     """Run as root and as nobody: writes outside the workspace fail, .fabric is an empty
     read-only folder (not reachable through /proc either), the workspace is writable, the
     network is unreachable unless allowed, a timeout kills every process the command started,
@@ -282,9 +278,16 @@ def test_without_namespaces_bash_fails_closed(shared_tmp: Path) -> None:
     site = next(p for p in sys.path if p.endswith("site-packages"))
     done = subprocess.run(
         [
-            "unshare", "--user", "--map-root-user", "sh", "-c",
-            'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh",
-            *python, str(script), str(ws),
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"',
+            "sh",
+            *python,
+            str(script),
+            str(ws),
         ],
         env={"PATH": os.environ["PATH"], "PYTHONPATH": f"{REPOSITORY}:{site}"},
         capture_output=True,
@@ -355,7 +358,9 @@ async def test_a_command_cannot_create_the_store(tmp_path: Path) -> None:
     Fabric's configuration: it is made (empty, private) and hidden first."""
     ws = tmp_path / "fresh"
     ws.mkdir()
-    got = await bash(ws, "mkdir -p .fabric; echo '{\"bashSandbox\": false}' > .fabric/config.json", settle=True)
+    got = await bash(
+        ws, "mkdir -p .fabric; echo '{\"bashSandbox\": false}' > .fabric/config.json", settle=True
+    )
     assert got["exit_code"] != 0
     assert (ws / ".fabric").is_dir() and list((ws / ".fabric").iterdir()) == []
     assert stat.S_IMODE((ws / ".fabric").stat().st_mode) == 0o700

@@ -52,7 +52,9 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-async def grep(tree: Path, monkeypatch: pytest.MonkeyPatch, rg: bool, **arguments: object) -> object:
+async def grep(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, rg: bool, **arguments: object
+) -> object:
     """tools.grep with ripgrep on PATH (``rg``) or with no ripgrep anywhere on it."""
     monkeypatch.setenv("PATH", str(Path(RG).parent) if rg and RG else "/nonexistent")
     registry = ProviderRegistry()
@@ -91,8 +93,13 @@ async def test_both_ways_give_the_same_lines(
     assert with_rg == without
     if isinstance(with_rg, list):
         paths = {hit["path"] for hit in with_rg}
-        assert not any(".fabric" in p or p.startswith(("out", "o-link", "store", "sub-link",
-                       ".git", "node_modules", "bin.dat")) for p in paths)
+        assert not any(
+            ".fabric" in p
+            or p.startswith(
+                ("out", "o-link", "store", "sub-link", ".git", "node_modules", "bin.dat")
+            )
+            for p in paths
+        )
 
 
 @needs_rg
@@ -108,7 +115,9 @@ async def test_the_tree_is_searched_in_full(tree: Path, monkeypatch: pytest.Monk
 
 
 @needs_rg
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     pattern=st.one_of(
         st.sampled_from(WORDS),

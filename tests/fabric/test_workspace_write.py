@@ -216,7 +216,9 @@ async def test_the_diff_of_a_large_file_shows_the_file_line_numbers(
     assert "-line 4000\n+LINE 4000\n" in diff
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     before=st.text(st.sampled_from("ab\n x"), max_size=40),
     old=st.text(st.sampled_from("ab\n x"), min_size=1, max_size=4),
@@ -305,8 +307,16 @@ async def test_read_json_is_confined(tools: ProviderRegistry) -> None:
 
 @pytest.fixture
 def tree(root: Path) -> Path:
-    for name in ["README.md", "src/util.py", "src/pkg/deep.py", "docs/a.md", ".git/HEAD",
-                 "node_modules/x/index.js", ".hidden.py", "src/.fabric/x.py"]:
+    for name in [
+        "README.md",
+        "src/util.py",
+        "src/pkg/deep.py",
+        "docs/a.md",
+        ".git/HEAD",
+        "node_modules/x/index.js",
+        ".hidden.py",
+        "src/.fabric/x.py",
+    ]:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("x")
     return root
@@ -317,7 +327,11 @@ def tree(root: Path) -> Path:
     [
         ("*.md", ".", ["README.md"]),
         ("**/*.md", ".", ["README.md", "docs/a.md"]),
-        ("**/*.py", ".", [".hidden.py", "inner.py", "src/app.py", "src/pkg/deep.py", "src/util.py"]),
+        (
+            "**/*.py",
+            ".",
+            [".hidden.py", "inner.py", "src/app.py", "src/pkg/deep.py", "src/util.py"],
+        ),
         ("src/*.py", ".", ["src/app.py", "src/util.py"]),
         ("src/**", ".", ["src/app.py", "src/pkg", "src/pkg/deep.py", "src/util.py"]),
         ("*.py", "src", ["src/app.py", "src/util.py"]),
@@ -376,7 +390,9 @@ async def test_a_session_registers_the_writing_tools(tmp_path: Path) -> None:
     assert result.value == [["n/a.txt"], 1, "one three"]
 
 
-async def test_a_huge_diff_is_cut_to_the_declared_bound(tools: ProviderRegistry, root: Path) -> None:
+async def test_a_huge_diff_is_cut_to_the_declared_bound(
+    tools: ProviderRegistry, root: Path
+) -> None:
     """The diff stays within the 8 KiB the analyzer's effects table declares for tools.edit;
     the file itself is changed whole."""
     from analyzer import EffectsTable
