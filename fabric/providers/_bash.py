@@ -45,6 +45,7 @@ _DRAIN_S = 1.0
 """How long, once the command has ended, its streams may stay open (held by a process that
 left its group) before they are read no more."""
 _LAUNCHER = Path(_contain.__file__)
+_STATUS_BYTES = 4096
 
 
 @dataclass
@@ -203,7 +204,10 @@ async def _run(
 
     async def completed() -> None:
         nonlocal refused
-        refused = await _status(status_r)
+        if contained:
+            refused = await _status(status_r)
+        else:
+            os.close(status_r)
         await process.wait()
 
     try:
@@ -230,7 +234,8 @@ async def _run(
             reader.cancel()
     if refused is not None:
         raise ProviderCallError(
-            f"tools.bash cannot contain the command: the kernel refused {refused}. Commands run "
+            f"tools.bash cannot contain the command: {refused}"
+            f"{_tails(_Capped(), err) if err.total else ''}. Commands run "
             "contained by default (user, mount, PID and network namespaces); where the kernel "
             'allows none, set "bashSandbox": false in .fabric/config.json to run them uncontained',
             code="sandbox_unavailable",
@@ -260,19 +265,24 @@ def _interpreter() -> str:
 
 
 async def _status(fd: int) -> str | None:
-    """What the launcher reported before the command started: None when it was contained."""
+    """What the launcher reported before the command started: None when the command started
+    contained, else what stopped it."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", buffering=0)
     )
     try:
-        message = await reader.read(4096)
+        message = await reader.read(_STATUS_BYTES)
+        while chunk := await reader.read(_STATUS_BYTES):
+            message = (message + chunk)[:_STATUS_BYTES]
     finally:
         transport.close()
-    if not message:
-        return None
-    return message[1:].decode(errors="replace") or "an unknown step"
+    started = message.startswith(_contain.READY)
+    refusal = message.removeprefix(_contain.READY)
+    if refusal.startswith(b"E"):
+        return f"the kernel refused {refusal[1:].decode(errors='replace') or 'a step'}"
+    return None if started else "its launcher ended before the command started"
 
 
 async def _drain(stream: asyncio.StreamReader, into: _Capped) -> None:

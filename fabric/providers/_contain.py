@@ -13,14 +13,17 @@ namespaces, then executes ``/bin/bash -c command`` in it:
 4. a fork becomes PID 1 of the new PID namespace and mounts its own ``/proc`` (no process outside
    is visible or reachable by signal); it starts the command, reaps orphans, and ends with the
    command's status, whereupon the kernel ends every process left in the namespace;
-5. before that, every capability is dropped (bounding, ambient, effective, permitted;
+5. where the kernel has Landlock, writes are allowed beneath the workspace, the scratch folder
+   and ``/dev`` only, and abstract Unix sockets and signals kept to the command (ABI 6+);
+6. before that, every capability is dropped (bounding, ambient, effective, permitted;
    securebits locked so uid 0 regains none on exec) and ``no_new_privs`` set, so the command
    can neither undo a mount nor gain rights through a set-uid program.
 
 Mounts made here belong to a namespace the command cannot reconfigure: without capabilities it
 cannot unmount or remount, and a user namespace it makes itself gets the mounts locked together.
 Any failure is written to ``status_fd`` (prefixed ``E``) before anything runs, and the launcher
-exits 126: the caller fails closed. On success the descriptor closes at ``exec``.
+exits 126: the caller fails closed. Just before ``exec`` it writes ``R``; the descriptor closes
+at ``exec``.
 """
 
 from __future__ import annotations
@@ -58,6 +61,21 @@ PR_CAP_AMBIENT_CLEAR_ALL = 4
 SECUREBITS_LOCKED_NOROOT = 0b11101111
 """NOROOT, NO_SETUID_FIXUP and NO_CAP_AMBIENT_RAISE, each locked, and KEEP_CAPS locked off."""
 FAILED = 126
+READY = b"R"
+"""Written to the status descriptor just before the command starts."""
+SYS_LANDLOCK_CREATE_RULESET = 444
+SYS_LANDLOCK_ADD_RULE = 445
+SYS_LANDLOCK_RESTRICT_SELF = 446
+LANDLOCK_RULE_PATH_BENEATH = 1
+LANDLOCK_WRITES = (
+    (1, 0b111_1111_1111_0010),  # write, remove and make anything (ABI 1)
+    (2, 1 << 13),  # refer: move or link across folders (ABI 2)
+    (3, 1 << 14),  # truncate (ABI 3)
+)
+LANDLOCK_DEVICE_WRITES = (1 << 1) | (1 << 14)
+"""Writing and truncating, granted beneath /dev (/dev/null, the terminal)."""
+LANDLOCK_SCOPES = 0b11
+"""Abstract Unix sockets and signals scoped to the command's own domain (ABI 6)."""
 
 _libc: Any = ctypes.CDLL(None, use_errno=True)
 
@@ -73,6 +91,19 @@ class _MountAttr(ctypes.Structure):
         ("propagation", ctypes.c_uint64),
         ("userns_fd", ctypes.c_uint64),
     ]
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    ]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
 class _CapHeader(ctypes.Structure):
@@ -160,6 +191,8 @@ def _confine_files(spec: dict[str, Any]) -> None:
     for path in kept:
         _writable(path)
     for path in spec["hide"]:
+        if os.path.islink(path):
+            raise Refused(f"hiding {path}: it is a symlink")
         _mount(
             "tmpfs",
             path,
@@ -193,12 +226,54 @@ def _drop_capabilities() -> None:
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
+def _landlock(writable: list[str]) -> None:
+    """Writes allowed beneath ``writable`` (and to devices) only, abstract Unix sockets and
+    signals kept to the command's own processes: a second layer under the read-only mounts,
+    as far as this kernel's Landlock goes (none at all without Landlock)."""
+    abi = _syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi < 1:
+        return
+    writes = 0
+    for since, rights in LANDLOCK_WRITES:
+        writes |= rights if abi >= since else 0
+    attr = _RulesetAttr(writes, 0, LANDLOCK_SCOPES if abi >= 6 else 0)
+    size = ctypes.sizeof(attr) if abi >= 6 else 16 if abi >= 4 else 8
+    ruleset = _syscall(
+        SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
+    )
+    _check(ruleset, "landlock_create_ruleset")
+    try:
+        for path, rights in [*((p, writes) for p in writable), ("/dev", LANDLOCK_DEVICE_WRITES)]:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = _PathBeneath(rights & writes, fd)
+                added = _syscall(
+                    SYS_LANDLOCK_ADD_RULE,
+                    ctypes.c_int(ruleset),
+                    ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH),
+                    ctypes.byref(rule),
+                    ctypes.c_uint32(0),
+                )
+                _check(added, f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        restricted = _syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
+        _check(restricted, "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def _syscall(number: int, *args: Any) -> int:
+    return int(_libc.syscall(ctypes.c_long(number), *args))
+
+
 def _init(spec: dict[str, Any], status: int) -> None:
     """PID 1 of the new namespace: finish the environment, start the command, reap orphans,
     and end (ending every process left) when the command ends, with its status."""
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
     _own_proc()
     _drop_capabilities()
+    _landlock([spec["root"], *([spec["scratch"]] if spec.get("scratch") else [])])
     command = os.fork()
     if command == 0:
         _become_command(spec, status)
@@ -215,6 +290,7 @@ def _become_command(spec: dict[str, Any], status: int) -> None:
             os.chdir(spec["cwd"])
         except OSError as exc:
             raise Refused(f"entering {spec['cwd']}: {exc.strerror}") from None
+        os.write(status, READY)
         try:
             os.execve("/bin/bash", ["bash", "-c", spec["command"]], dict(os.environ))
         except OSError as exc:

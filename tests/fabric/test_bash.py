@@ -375,3 +375,45 @@ async def test_the_executions_deadline_ends_the_command(root: Path) -> None:
         )
     assert result.error is not None and result.error.kind == "timeout"
     assert await asyncio.wait_for(asyncio.to_thread(_lock_freed, lock), 30)
+
+
+def _landlock_abi() -> int:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return int(libc.syscall(ctypes.c_long(444), None, ctypes.c_size_t(0), ctypes.c_uint32(1)))
+
+
+@pytest.mark.skipif(_landlock_abi() < 6, reason="Landlock scoping needs ABI 6 (Linux 6.12)")
+async def test_the_hosts_abstract_sockets_are_out_of_reach(root: Path) -> None:
+    """Even with the network allowed (the host's network namespace), Landlock keeps abstract
+    Unix sockets to the command's own processes; uncontained, the same connect works."""
+    name = f"fabric-bash-test-{os.getpid()}-{id(root)}"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind("\0" + name)
+    server.listen(4)
+    connect = (
+        'python3 -c "import socket; s = socket.socket(socket.AF_UNIX); '
+        f"s.connect('\\\\0{name}'); print('connected')\""
+    )
+    try:
+        contained = await registry_for(root, network=True).call(
+            "tools", "bash", {"command": connect, "settle": True}
+        )
+        plain = await bash(root, connect, sandbox=False, settle=True)
+    finally:
+        server.close()
+    assert contained["exit_code"] != 0 and "Operation not permitted" in contained["stderr"]
+    assert plain["stdout"] == "connected\n", plain
+
+
+@pytest.mark.skipif(_landlock_abi() < 1, reason="this kernel has no Landlock")
+async def test_landlock_refuses_writes_the_mounts_leave(root: Path) -> None:
+    """The command's own /proc is a writable mount, yet Landlock allows writes only beneath
+    the workspace, the scratch folder and /dev; uncontained, the same write works."""
+    command = "echo 500 > /proc/self/oom_score_adj && cat /proc/self/oom_score_adj"
+    contained = await bash(root, command, settle=True)
+    plain = await bash(root, command, sandbox=False, settle=True)
+    assert contained["exit_code"] != 0 and "Permission denied" in contained["stderr"]
+    assert plain["stdout"] == "500\n"
+    assert (await bash(root, "echo ok > /dev/null && echo fine"))["stdout"] == "fine\n"
