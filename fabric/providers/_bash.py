@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import shutil
 import signal
@@ -163,16 +162,10 @@ async def _run(
     try:
         if contained:
             hide = [str(await run_sync(_private_folder, root))]
-            spec = {
-                "root": str(root),
-                "cwd": str(folder),
-                "hide": hide,
-                "scratch": scratch,
-                "network": network,
-                "status_fd": status_w,
-                "command": command,
-            }
-            argv = [_interpreter(), "-I", "-S", str(_LAUNCHER), json.dumps(spec)]
+            launcher = _contain.arguments(
+                status_w, network, str(root), str(folder), scratch, command, hide
+            )
+            argv = [_interpreter(), "-I", "-S", str(_LAUNCHER), *launcher]
             start_in = None
         else:
             argv = ["/bin/bash", "-c", command]

@@ -1,8 +1,8 @@
 """The launcher that contains one ``tools.bash`` command; standard library only.
 
-Run as ``python -I -S _contain.py SPEC`` (SPEC is JSON: ``root``, ``cwd``, ``hide``, ``scratch``,
-``network``, ``status_fd``, ``command``), it builds the command's own environment from kernel
-namespaces, then executes ``/bin/bash -c command`` in it:
+Run as ``python -I -S _contain.py STATUS_FD NETWORK ROOT CWD SCRATCH COMMAND HIDE...`` (see
+``arguments``; it imports ``ctypes`` and nothing else that is not built in), it builds the
+command's own environment from kernel namespaces, then executes ``/bin/bash -c command`` in it:
 
 1. new user, mount, PID and IPC namespaces (and a network namespace unless the network is
    allowed, in which only a down loopback exists); the caller's own uid and gid are mapped, so
@@ -26,14 +26,11 @@ exits 126: the caller fails closed. Just before ``exec`` it writes ``R``; the de
 at ``exec``.
 """
 
-from __future__ import annotations
+# no "from __future__ import annotations": its import is a file read at every launch
 
 import ctypes
-import json
 import os
-import signal
 import sys
-from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
@@ -77,7 +74,23 @@ LANDLOCK_DEVICE_WRITES = (1 << 1) | (1 << 14)
 LANDLOCK_SCOPES = 0b11
 """Abstract Unix sockets and signals scoped to the command's own domain (ABI 6)."""
 
-_libc: Any = ctypes.CDLL(None, use_errno=True)
+_libc = ctypes.CDLL(None, use_errno=True)
+SIGKILL = 9
+
+
+class Spec:
+    """What to contain: read from the command line (json would cost its import each time)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.status_fd = int(argv[0])
+        self.network = argv[1] == "network"
+        self.root, self.cwd, self.scratch, self.command = argv[2:6]
+        self.hide = argv[6:]
+        """Folders covered by an empty tmpfs."""
+
+    @property
+    def writable(self) -> list[str]:
+        return [self.root, self.scratch]
 
 
 class Refused(Exception):
@@ -182,15 +195,15 @@ def _writable(path: str) -> None:
         _set_attributes(path, 0, MOUNT_ATTR_RDONLY, recursive=False)
 
 
-def _confine_files(spec: dict[str, Any]) -> None:
+def _confine_files(spec: Spec) -> None:
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    kept = [spec["root"], *([spec["scratch"]] if spec.get("scratch") else [])]
+    kept = spec.writable
     for path in kept:
         _mount(path, path, None, MS_BIND | MS_REC)
     _set_attributes("/", MOUNT_ATTR_RDONLY, 0, recursive=True)
     for path in kept:
         _writable(path)
-    for path in spec["hide"]:
+    for path in spec.hide:
         if os.path.islink(path):
             raise Refused(f"hiding {path}: it is a symlink")
         _mount(
@@ -263,17 +276,17 @@ def _landlock(writable: list[str]) -> None:
         os.close(ruleset)
 
 
-def _syscall(number: int, *args: Any) -> int:
+def _syscall(number: int, *args: object) -> int:
     return int(_libc.syscall(ctypes.c_long(number), *args))
 
 
-def _init(spec: dict[str, Any], status: int) -> None:
+def _init(spec: Spec, status: int) -> None:
     """PID 1 of the new namespace: finish the environment, start the command, reap orphans,
     and end (ending every process left) when the command ends, with its status."""
-    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "parent-death signal")
+    _check(_libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), "parent-death signal")
     _own_proc()
     _drop_capabilities()
-    _landlock([spec["root"], *([spec["scratch"]] if spec.get("scratch") else [])])
+    _landlock(spec.writable)
     command = os.fork()
     if command == 0:
         _become_command(spec, status)
@@ -284,15 +297,15 @@ def _init(spec: dict[str, Any], status: int) -> None:
             os._exit(_exit_code(code))
 
 
-def _become_command(spec: dict[str, Any], status: int) -> None:
+def _become_command(spec: Spec, status: int) -> None:
     try:
         try:
-            os.chdir(spec["cwd"])
+            os.chdir(spec.cwd)
         except OSError as exc:
-            raise Refused(f"entering {spec['cwd']}: {exc.strerror}") from None
+            raise Refused(f"entering {spec.cwd}: {exc.strerror}") from None
         os.write(status, READY)
         try:
-            os.execve("/bin/bash", ["bash", "-c", spec["command"]], dict(os.environ))
+            os.execve("/bin/bash", ["bash", "-c", spec.command], dict(os.environ))
         except OSError as exc:
             raise Refused(f"running /bin/bash: {exc.strerror}") from None
     except BaseException as exc:  # never run the command half-contained
@@ -310,12 +323,19 @@ def _fail(status: int, message: str) -> None:
         os._exit(FAILED)
 
 
+def arguments(
+    status_fd: int, network: bool, root: str, cwd: str, scratch: str, command: str, hide: list[str]
+) -> list[str]:
+    """The command line of the launcher (what ``Spec`` reads back)."""
+    return [str(status_fd), "network" if network else "closed", root, cwd, scratch, command, *hide]
+
+
 def main() -> None:
-    spec = json.loads(sys.argv[1])
-    status = int(spec["status_fd"])
+    spec = Spec(sys.argv[1:])
+    status = spec.status_fd
     os.set_inheritable(status, False)  # closes when the command starts: "contained"
     try:
-        _enter(bool(spec["network"]))
+        _enter(spec.network)
         _confine_files(spec)
     except Refused as exc:
         _fail(status, str(exc))
@@ -326,8 +346,6 @@ def main() -> None:
         except BaseException as exc:  # never run the command half-contained
             _fail(status, str(exc) if isinstance(exc, Refused) else f"{type(exc).__name__}: {exc}")
     os.close(status)
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, lambda number, _frame: os.kill(child, signal.SIGKILL))
     _, code = os.waitpid(child, 0)
     os._exit(_exit_code(code))
 
