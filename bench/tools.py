@@ -78,7 +78,9 @@ async def grep_table(root: Path, rounds: int, files: int) -> Table:
     finally:
         os.environ["PATH"] = path
     size = sum(p.stat().st_size for p in tree.rglob("*.txt")) / 1e6
-    return _table(f"tools.grep over {files} files, {size:.0f} MB", times, "ripgrep first", "python alone")
+    return _table(
+        f"tools.grep over {files} files, {size:.0f} MB", times, "ripgrep first", "python alone"
+    )
 
 
 def _table(title: str, times: dict[str, list[float]], first: str, second: str) -> Table:

@@ -1,11 +1,12 @@
 """``tools.glob``: workspace paths matching a shell pattern, sorted, bounded, without ``.fabric``.
 
-Patterns are ``/``-separated and relative to ``path``: ``*`` and ``?`` match within one name,
-``[abc]`` one character of a set, ``**`` as a whole component any number of folders (none
-included). The walk starts at the pattern's longest literal folder prefix, follows no symlink
-(a symlink is matched by its own name and never entered), never enters ``.fabric``, and enters
-the folders ``tools.grep`` skips (``.git``, ``node_modules``, ``.venv``...) only when the
-pattern names them literally.
+Patterns are ``/``-separated and relative to ``path``: ``*`` and ``?`` match within one name
+(names starting with a dot too), ``[abc]`` one character of a set, ``**`` as a whole component
+any number of folders, none included (``src/**`` names ``src`` too), as Python's
+``glob.glob(recursive=True, include_hidden=True)`` does. The walk starts at the pattern's
+longest literal folder prefix, follows no symlink (a symlink is matched by its own name and
+never entered), never enters ``.fabric``, and enters the folders ``tools.grep`` skips
+(``.git``, ``node_modules``, ``.venv``...) only when the pattern names them literally.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def glob_paths(
     while len(parts) > 1 and not _MAGIC.search(parts[0]) and parts[0] != "**":
         literal.append(parts.pop(0))
     start = posixpath.join(path, *literal) if literal else path
-    matcher = _compile("/".join(parts))
+    rest = "/".join(parts)
+    matchers = (_compile(rest, folders=True), _compile(rest, folders=False))
     named = frozenset(p for p in _parts(pattern) if not _MAGIC.search(p)) & skipped
     try:
         base = open_beneath(root, start)
@@ -55,19 +57,21 @@ def glob_paths(
                 f"{path!r} is not a directory in the workspace", code="not_found"
             )
         depth = None if "**" in parts else len(parts)
-        return _walk(base, matcher, pattern, max_results, skipped - named, depth)
+        whole = bool(literal) and all(part == "**" for part in parts)
+        return _walk(base, matchers, pattern, max_results, skipped - named, depth, whole)
 
 
 def _walk(
     base: OpenedPath,
-    matcher: re.Pattern[str],
+    matchers: tuple[re.Pattern[str], re.Pattern[str]],
     pattern: str,
     cap: int,
     skipped: frozenset[str],
     depth: int | None,
+    whole: bool,
 ) -> list[str]:
     prefix = "" if base.name == "." else f"{base.name}/"
-    found: list[str] = []
+    found = [base.name] if base.name != "." and whole else []  # "a/**" names a too
     deadline = time.monotonic() + GLOB_TIMEOUT_S
     for visits, walked in enumerate(walk_beneath(base.fd, prefix, skipped, depth), 1):
         stop_if_requested()
@@ -79,6 +83,7 @@ def _walk(
                 "narrower path or give the pattern a literal folder",
                 code="too_many",
             )
+        matcher = matchers[0] if walked.entry.is_dir(follow_symlinks=False) else matchers[1]
         if is_private(walked.name) or not matcher.fullmatch(walked.name[len(prefix) :]):
             continue
         found.append(walked.name)
@@ -110,16 +115,27 @@ def _parts(pattern: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(pattern: str) -> re.Pattern[str]:
-    """A regular expression matching the ``/``-separated names ``pattern`` matches."""
+def _compile(pattern: str, folders: bool) -> re.Pattern[str]:
+    """A regular expression matching the ``/``-separated names ``pattern`` matches.
+
+    ``**`` stands for any number of whole names, none included: ``**/y`` matches ``y`` too and
+    ``x/**`` matches what is below ``x``, and ``x`` itself when it is a folder (``folders``:
+    the expression for folders; for other entries, ``x/**`` needs a name below)."""
     out: list[str] = []
-    parts = pattern.split("/")
+    parts: list[str] = []
+    for part in pattern.split("/"):
+        if part != "**" or parts[-1:] != ["**"]:  # "**/**" is "**"
+            parts.append(part)
+    apart = False  # whether the next name needs a "/" before it
     for index, part in enumerate(parts):
-        last = index == len(parts) - 1
-        if part == "**":
-            out.append(".*" if last else "(?:[^/]+/)*")
-            continue
-        out.append(_component(part) + ("" if last else "/"))
+        if part != "**":
+            out.append(("/" if apart else "") + _component(part))
+            apart = True
+        elif index < len(parts) - 1:
+            out.append("/(?:[^/]+/)*" if apart else "(?:[^/]+/)*")
+            apart = False
+        else:
+            out.append(("(?:/.*)?" if folders else "/.*") if apart else ".*")
     return re.compile("".join(out), re.DOTALL)
 
 

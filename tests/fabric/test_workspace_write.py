@@ -333,7 +333,7 @@ def tree(root: Path) -> Path:
             [".hidden.py", "inner.py", "src/app.py", "src/pkg/deep.py", "src/util.py"],
         ),
         ("src/*.py", ".", ["src/app.py", "src/util.py"]),
-        ("src/**", ".", ["src/app.py", "src/pkg", "src/pkg/deep.py", "src/util.py"]),
+        ("src/**", ".", ["src", "src/app.py", "src/pkg", "src/pkg/deep.py", "src/util.py"]),
         ("*.py", "src", ["src/app.py", "src/util.py"]),
         ("src/p?g/[a-d]*.py", ".", ["src/pkg/deep.py"]),
         ("src/[!a]*.py", ".", ["src/util.py"]),
@@ -411,3 +411,49 @@ async def test_text_that_is_not_unicode_is_refused(tools: ProviderRegistry, root
     error = await refused(tools, "write", path="s.txt", content="a\udcffb")
     assert error.code == "bad_arguments" and "content" in error.message
     assert not (root / "s.txt").exists()
+
+
+NAMES = ["a", "ab", "b.py", ".h"]
+
+
+@pytest.fixture(scope="module")
+def plain_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Three levels of folders and files, dot names among them; no symlink, store or
+    skipped folder, where tools.glob means to differ from Python's glob."""
+    root = tmp_path_factory.mktemp("globs")
+    for first in NAMES:
+        (root / first).mkdir()
+        for second in NAMES:
+            if second.endswith(".py"):
+                (root / first / second).write_text("x")
+                continue
+            (root / first / second).mkdir()
+            for third in ("x.py", "y.txt", ".z"):
+                (root / first / second / third).write_text("x")
+    (root / "top.py").write_text("x")
+    return root
+
+
+COMPONENTS = st.sampled_from(
+    ["*", "**", "?", "a", "ab", "*.py", "[ab]*", "[!a]*", "?.py", ".*", "x.py", "*b", "[.]h"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(parts=st.lists(COMPONENTS, min_size=1, max_size=4))
+async def test_glob_agrees_with_pythons_glob(plain_tree: Path, parts: list[str]) -> None:
+    """On a plain tree, tools.glob finds what glob.glob(recursive=True, include_hidden=True)
+    finds, without its duplicates."""
+    import glob as python_glob
+
+    pattern = "/".join(parts)
+    registry = ProviderRegistry()
+    register_file_tools(registry, Workspace(plain_tree))
+    found = python_glob.glob(pattern, root_dir=plain_tree, recursive=True, include_hidden=True)
+    # Python 3.11's glob names a literal before "**" that is no folder ("x.py/", missing or a
+    # file): such a name with its "/" does not exist
+    existing = {n.rstrip("/") for n in found if os.path.exists(os.path.join(plain_tree, n))}
+    expected = sorted(existing - {""})
+    assert await registry.call("tools", "glob", {"pattern": pattern, "max_results": 10_000}) == (
+        expected
+    )
