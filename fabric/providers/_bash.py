@@ -35,7 +35,7 @@ from runtime import ProviderCallError, run_sync
 STREAM_BYTES = 64 * 1024
 """Bytes of stdout (and, apart, of stderr) returned: the first half and the last half."""
 MAX_COMMAND_BYTES = 64 * 1024
-DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_TIMEOUT_S = 120
 MAX_TIMEOUT_S = 600.0
 ERROR_TAIL_CHARS = 2000
 """Characters of stderr (or stdout) quoted in the error of a failed or timed-out command."""

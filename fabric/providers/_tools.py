@@ -78,7 +78,8 @@ def register_file_tools(
         return await run_sync(list_entries, workspace, path, recursive, glob)
 
     async def glob(pattern: str, path: str = ".", max_results: int = 200) -> list[str]:
-        """Workspace paths matching a pattern ('**' crosses folders), sorted; never .fabric."""
+        """Workspace paths matching a pattern ('**' crosses folders), sorted, at most
+        max_results (10,000); never .fabric."""
         _results(max_results, MAX_GLOB_RESULTS)
         return await run_sync(glob_paths, root, pattern, path, max_results, SKIPPED_DIRS)
 
@@ -90,25 +91,29 @@ def register_file_tools(
         literal: bool = False,
         max_results: int = 200,
     ) -> list[dict[str, Any]]:
-        """Search workspace text files (ripgrep first when on PATH): [{path, line, text}]."""
+        """Search workspace text files (ripgrep first when on PATH): [{path, line, text}], at
+        most max_results (10,000), lines cut at 500 characters, 5 s a call."""
         _results(max_results, MAX_GREP_RESULTS)
         return await run_sync(
             grep_lines, workspace, pattern, path, glob, ignore_case, literal, max_results
         )
 
-    async def write(path: str, content: str | bytes) -> dict[str, Any]:
-        """Create or replace a workspace file atomically (at most 16 MiB); parents are made."""
+    async def write(path: str, content: str) -> dict[str, Any]:
+        """Create or replace a workspace text file atomically (UTF-8, at most 16 MiB); missing
+        parent folders are made."""
         return await run_sync(write_file, root, path, content)
 
     async def edit(path: str, old: str, new: str, count: int = 1) -> dict[str, Any]:
-        """Replace exactly `count` occurrences of `old` by `new`; returns {ok, path, diff}."""
+        """Replace exactly `count` occurrences of `old` by `new` (files up to 16 MiB); returns
+        {ok, path, replacements, diff}, the diff cut at 8 KiB."""
         return await run_sync(edit_file, root, path, old, new, count)
 
     async def bash(
         command: str, timeout_s: float = DEFAULT_TIMEOUT_S, cwd: str = ".", settle: bool = False
     ) -> dict[str, Any]:
-        """Run a shell command in the workspace: {ok, exit_code, stdout, stderr}, each stream
-        capped at 64 KiB; a nonzero exit raises unless settle=True."""
+        """Run a shell command in the workspace, contained: {ok, exit_code, stdout, stderr},
+        each stream capped at 64 KiB, timeout_s at most 600; a nonzero exit raises unless
+        settle=True."""
         return await run_bash(
             root, command, timeout_s, cwd, settle, contained=sandbox(), network=network()
         )

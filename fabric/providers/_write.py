@@ -51,12 +51,12 @@ class _Target:
     existing: os.stat_result | None
 
 
-def write_file(root: Path, path: str, content: str | bytes) -> dict[str, Any]:
+def write_file(root: Path, path: str, content: str) -> dict[str, Any]:
     """``content`` as the whole of the workspace file ``path``: ``{ok, path, bytes, created}``."""
-    data = _encoded(content, "content") if isinstance(content, str) else bytes(content)
+    data = _encoded(content, "content")
     if len(data) > MAX_WRITE_BYTES:
         raise ProviderCallError(
-            f"the content is {len(data)} bytes, above the {MAX_WRITE_BYTES}-byte write limit; "
+            f"the content is {len(data)} bytes of UTF-8, above the {MAX_WRITE_BYTES}-byte limit; "
             "write it in parts or produce it with tools.bash",
             code="too_large",
         )
@@ -100,7 +100,7 @@ def _encoded(text: str, field: str) -> bytes:
     except UnicodeEncodeError as exc:
         raise ProviderCallError(
             f"{field} holds a lone surrogate at character {exc.start}, which is not text a file "
-            "can hold; pass bytes to write binary data",
+            "can hold as UTF-8; write binary data with tools.bash",
             code="bad_arguments",
         ) from None
 

@@ -61,11 +61,11 @@ async def test_write_creates_a_file_and_its_folders(tools: ProviderRegistry, roo
 
 
 async def test_write_replaces_and_keeps_the_mode(tools: ProviderRegistry, root: Path) -> None:
-    """Overwriting keeps the file's mode and reports created=False; bytes are written as is."""
+    """Overwriting keeps the file's mode and reports created=False."""
     script = root / "run.sh"
     script.write_text("old")
     script.chmod(0o751)
-    got = await call(tools, "write", path="run.sh", content=b"#!/bin/sh\n")
+    got = await call(tools, "write", path="run.sh", content="#!/bin/sh\n")
     assert got == {"ok": True, "path": "run.sh", "bytes": 10, "created": False}
     assert script.read_bytes() == b"#!/bin/sh\n"
     assert stat.S_IMODE(script.stat().st_mode) == 0o751
@@ -115,7 +115,7 @@ async def test_write_refuses_what_is_not_a_workspace_file(
 
 async def test_write_is_size_capped(tools: ProviderRegistry, root: Path) -> None:
     """Content above 16 MiB is refused before anything is written."""
-    error = await refused(tools, "write", path="big.bin", content=b"x" * (16 * 1024 * 1024 + 1))
+    error = await refused(tools, "write", path="big.bin", content="x" * (16 * 1024 * 1024 + 1))
     assert error.code == "too_large" and "16777216-byte" in error.message
     assert not (root / "big.bin").exists()
 
