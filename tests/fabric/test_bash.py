@@ -21,6 +21,8 @@ from fabric import Fabric, ProviderCallError, ProviderRegistry
 from fabric.providers import Workspace, register_file_tools
 
 PROBE = Path(__file__).with_name("bash_probe.py")
+LET_IT_RUN = {"approvals": {"execute": "allow"}}
+"""Where approvals exist, a snippet's execute calls are asked by default; these tests allow them."""
 REPOSITORY = Path(__file__).resolve().parents[2]
 NOBODY = 65534
 
@@ -146,13 +148,15 @@ async def test_bash_sandbox_false_runs_plainly(tmp_path: Path) -> None:
     contained. By default it cannot."""
     ws = tmp_path / "ws"
     (ws / ".fabric").mkdir(parents=True)
+    config = ws / ".fabric" / "config.json"
+    config.write_text(json.dumps(LET_IT_RUN))
     target = tmp_path / "outside.txt"
     snippet = f"return await tools.bash(command='echo x > {target}', settle=True)"
     async with Fabric(workspace=ws) as fab:
         contained = await fab.exec(snippet)
     assert contained.ok and not target.exists(), contained.text
     assert "Read-only file system" in contained.text
-    (ws / ".fabric" / "config.json").write_text(json.dumps({"bashSandbox": False}))
+    config.write_text(json.dumps({**LET_IT_RUN, "bashSandbox": False}))
     async with Fabric(workspace=ws) as fab:
         assert fab.config.bash_sandbox is False
         plain = await fab.exec(snippet)
@@ -369,6 +373,7 @@ async def test_a_command_cannot_create_the_store(tmp_path: Path) -> None:
 async def test_the_executions_deadline_ends_the_command(root: Path) -> None:
     """A snippet that outlives its own timeout takes its command down with it."""
     lock = root / "held.lock"
+    (root / ".fabric" / "config.json").write_text(json.dumps(LET_IT_RUN))
     async with Fabric(workspace=root) as fab:
         result = await fab.exec(
             f"return await tools.bash(command={HOLD_LOCK.format(lock=lock)!r})", timeout=3
