@@ -77,6 +77,10 @@ class FabricConfig(BaseModel):
     """``full``: snippets run only behind the kernel layer (seccomp, Landlock, namespaces where
     the kernel has them) and are refused without seccomp; ``minimal``: without the kernel layer,
     with a warning on every result."""
+    bash_sandbox: bool = True
+    """``tools.bash`` runs each command in an environment of its own made from kernel
+    namespaces (the workspace writable, the rest read-only, ``.fabric/`` hidden, no network);
+    ``false`` runs commands as plain subprocesses of the host, uncontained."""
     effects: list[dict[str, Any]] = Field(default_factory=list)
     """Rows added ahead of the analyzer's effects table."""
     model: ModelSettings | None = None

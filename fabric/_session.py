@@ -114,7 +114,12 @@ class Fabric:
         """With ``persistVariables``: the variables the last execution left for the next."""
         self.providers = ProviderRegistry(base=registry)
         """This session's providers: its own tools layered over ``registry`` (never modified)."""
-        register_file_tools(self.providers, self.workspace)
+        register_file_tools(
+            self.providers,
+            self.workspace,
+            sandbox=lambda: self.config.bash_sandbox,
+            network=lambda: self.approvals.decide("network", "tools.bash.network") == "allow",
+        )
         register_operations(self.providers, self)
         self._setup_warnings = [
             *self._setup_warnings,

@@ -1,7 +1,7 @@
 """Providers: the host-side functions snippets call through ``tools``, ``mcp``, ``ctx``..."""
 
 from fabric.providers._discovery import help_entries, overview_lines
-from fabric.providers._files import Workspace, register_file_tools
+from fabric.providers._files import Workspace
 from fabric.providers._paths import REFUSALS, OpenedPath, open_beneath, read_bytes
 from fabric.providers._registry import (
     RISKS,
@@ -13,6 +13,7 @@ from fabric.providers._registry import (
     Risk,
 )
 from fabric.providers._signature import python_type, schema_signature
+from fabric.providers._tools import register_file_tools
 
 __all__ = [
     "REFUSALS",

@@ -1,4 +1,4 @@
-"""``tools.read``, ``tools.ls`` and ``tools.grep``: the workspace, read-only.
+"""``tools.read``, ``tools.read_json``, ``tools.ls`` and ``tools.grep``: reading the workspace.
 
 Every path is opened beneath the workspace root by ``_paths.open_beneath`` (openat2, no
 symlink out, no check-then-open race) and worked on through its descriptor; ``.fabric/`` is
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import json
 import os
 import stat
 import time
@@ -29,10 +30,13 @@ from fabric.providers._paths import (
     read_bytes,
     walk_beneath,
 )
-from runtime import ProviderCallError, run_sync, stop_if_requested
+from fabric.providers._ripgrep import candidates, ripgrep
+from runtime import ProviderCallError, stop_if_requested
 from runtime.boundary import PatternTooLarge, check_pattern
 
 MAX_READ_BYTES = 256 * 1024 * 1024
+MAX_JSON_BYTES = 64 * 1024 * 1024
+"""The largest file ``tools.read_json`` parses."""
 MAX_LS_ENTRIES = 10_000
 MAX_GREP_RESULTS = 10_000
 GREP_LINE_CHARS = 500
@@ -56,7 +60,7 @@ def _is_binary(head: bytes) -> bool:
     return b"\x00" in head
 
 
-def _read(ws: Workspace, path: str, offset: int, limit: int | None, encoding: str) -> str:
+def read_text(ws: Workspace, path: str, offset: int, limit: int | None, encoding: str) -> str:
     with ws.open(path) as opened:
         size = _file_size(opened, path)
         if size > MAX_READ_BYTES:
@@ -79,6 +83,35 @@ def _read(ws: Workspace, path: str, offset: int, limit: int | None, encoding: st
         end = None if limit is None else offset + limit
         text = "".join(lines[offset:end])
     return text
+
+
+def parse_json(ws: Workspace, path: str) -> Any:
+    """The parsed JSON of a workspace file; a syntax error names its line and column."""
+    with ws.open(path) as opened:
+        size = _file_size(opened, path)
+        if size > MAX_JSON_BYTES:
+            raise ProviderCallError(
+                f"{path!r} is {size} bytes, above the {MAX_JSON_BYTES}-byte read_json limit; "
+                "read a part with tools.read(path, offset=, limit=) or query it with tools.bash",
+                code="too_large",
+            )
+        data = read_bytes(opened.fd, MAX_JSON_BYTES)
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise ProviderCallError(
+            f"{path!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+            code="not_json",
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ProviderCallError(
+            f"{path!r} is not UTF-8 text (byte {exc.start}), so not JSON", code="not_json"
+        ) from None
+    except RecursionError:
+        raise ProviderCallError(
+            f"{path!r} nests deeper than the JSON parser goes; read it with tools.read",
+            code="not_json",
+        ) from None
 
 
 def _file_size(opened: OpenedPath, path: str) -> int:
@@ -107,7 +140,9 @@ def _entry(walked: WalkedEntry) -> dict[str, Any] | None:
     return {"name": walked.name, "type": kind, "size": info.st_size if kind == "file" else 0}
 
 
-def _ls(ws: Workspace, path: str, recursive: bool, glob: str | None) -> list[dict[str, Any]]:
+def list_entries(
+    ws: Workspace, path: str, recursive: bool, glob: str | None
+) -> list[dict[str, Any]]:
     with ws.open(path) as base:
         if not stat.S_ISDIR(os.fstat(base.fd).st_mode):
             raise ProviderCallError(
@@ -143,8 +178,11 @@ def _prefix(base: OpenedPath) -> str:
     return "" if base.name == "." else f"{base.name}/"
 
 
-def _files_under(base: OpenedPath, glob: str | None) -> Generator[tuple[str, bytes], None, None]:
-    """``(name, content)`` of each regular file at or under ``base`` matching ``glob``."""
+def _files_under(
+    base: OpenedPath, glob: str | None, wanted: set[str] | None = None
+) -> Generator[tuple[str, bytes], None, None]:
+    """``(name, content)`` of each regular file at or under ``base`` matching ``glob`` (and,
+    when ``wanted`` is given, named in it)."""
     if stat.S_ISREG(os.fstat(base.fd).st_mode):
         try:
             data = read_bytes(base.fd, MAX_READ_BYTES)
@@ -156,7 +194,7 @@ def _files_under(base: OpenedPath, glob: str | None) -> Generator[tuple[str, byt
         return
     for walked in walk_beneath(base.fd, _prefix(base), SKIPPED_DIRS):
         stop_if_requested()
-        if not _matches(walked, glob):
+        if not _matches(walked, glob) or (wanted is not None and walked.name not in wanted):
             continue
         fd = open_entry(walked)  # None for symlinks: they are never read
         if fd is None:
@@ -175,7 +213,7 @@ def _matches(walked: WalkedEntry, glob: str | None) -> bool:
     return glob is None or fnmatch.fnmatch(walked.name, glob) or fnmatch.fnmatch(name, glob)
 
 
-def _grep(
+def grep_lines(
     ws: Workspace,
     pattern: str,
     path: str,
@@ -198,8 +236,14 @@ def _grep(
             "for the text as it is",
             code="invalid_regex",
         ) from None
-    with ws.open(path) as base, contextlib.closing(_files_under(base, glob)) as files:
-        return _search(compiled, pattern, files, max_results)
+    deadline = time.monotonic() + GREP_TIMEOUT_S
+    with ws.open(path) as base:
+        wanted = None
+        rg = ripgrep() if stat.S_ISDIR(os.fstat(base.fd).st_mode) else None
+        if rg is not None:
+            wanted = candidates(rg, base, source, ignore_case, SKIPPED_DIRS, deadline)
+        with contextlib.closing(_files_under(base, glob, wanted)) as files:
+            return _search(compiled, pattern, files, max_results, deadline)
 
 
 def _search(
@@ -207,15 +251,17 @@ def _search(
     pattern: str,
     files: Iterator[tuple[str, bytes]],
     max_results: int,
+    deadline: float,
 ) -> list[dict[str, Any]]:
-    """``{path, line, text}`` of the lines of the text ``files`` that ``compiled`` matches."""
+    """``{path, line, text}`` of the lines of the text ``files`` that ``compiled`` matches.
+
+    Lines end at ``\\n`` (a ``\\r`` before it is dropped), as in ripgrep and grep."""
     matches: list[dict[str, Any]] = []
-    deadline = time.monotonic() + GREP_TIMEOUT_S
     for name, data in files:
         if _is_binary(data[:8192]):
             continue
         text = data.decode("utf-8", errors="replace")
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in enumerate(_lines(text), 1):
             stop_if_requested()
             try:  # concurrent: the match lets go of the GIL, so the host's loop runs on
                 left = deadline - time.monotonic()
@@ -236,39 +282,9 @@ def _search(
     return matches
 
 
-def register_file_tools(registry: Any, workspace: Workspace) -> None:
-    """Register ``tools.read``, ``tools.ls`` and ``tools.grep`` for ``workspace``."""
-
-    async def read(
-        path: str, offset: int = 0, limit: int | None = None, encoding: str = "utf-8"
-    ) -> str:
-        """Read a workspace file as text; offset and limit count lines."""
-        if offset < 0 or (limit is not None and limit < 0):
-            raise ProviderCallError("offset and limit must be >= 0", code="bad_arguments")
-        return await run_sync(_read, workspace, path, offset, limit, encoding)
-
-    async def ls(
-        path: str = ".", recursive: bool = False, glob: str | None = None
-    ) -> list[dict[str, Any]]:
-        """List a workspace folder: [{name, type, size}], names relative to the workspace."""
-        return await run_sync(_ls, workspace, path, recursive, glob)
-
-    async def grep(
-        pattern: str,
-        path: str = ".",
-        glob: str | None = None,
-        ignore_case: bool = False,
-        literal: bool = False,
-        max_results: int = 200,
-    ) -> list[dict[str, Any]]:
-        """Search workspace text files: [{path, line, text}]."""
-        if not 1 <= max_results <= MAX_GREP_RESULTS:
-            raise ProviderCallError(
-                f"max_results must be between 1 and {MAX_GREP_RESULTS}", code="bad_arguments"
-            )
-        return await run_sync(
-            _grep, workspace, pattern, path, glob, ignore_case, literal, max_results
-        )
-
-    for func in (read, ls, grep):
-        registry.register("tools", func.__name__, func, replace=True, risk="read")
+def _lines(text: str) -> Iterator[str]:
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    for line in lines:
+        yield line[:-1] if line.endswith("\r") else line

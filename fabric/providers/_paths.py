@@ -125,17 +125,23 @@ def list_beneath(dir_fd: int, prefix: str, skipped: frozenset[str]) -> list[Walk
     return [WalkedEntry(prefix + e.name, e, dir_fd) for e in sorted(kept, key=lambda e: e.name)]
 
 
-def walk_beneath(dir_fd: int, prefix: str, skipped: frozenset[str]) -> Iterator[WalkedEntry]:
+def walk_beneath(
+    dir_fd: int, prefix: str, skipped: frozenset[str], depth: int | None = None
+) -> Iterator[WalkedEntry]:
     """Every entry under the folder ``dir_fd``, depth first, never following a symlink.
 
     Each folder gives its sub-folders then its other entries, each group sorted by name,
     before its sub-folders are walked. The folder descriptor of an item is valid only until
-    the walk moves on.
+    the walk moves on. ``depth`` (when given) is how many levels are listed, 1 for the
+    folder's own entries.
     """
     entries = list_beneath(dir_fd, prefix, skipped)
     folders = [w for w in entries if w.entry.is_dir(follow_symlinks=False)]
     yield from folders
     yield from (w for w in entries if not w.entry.is_dir(follow_symlinks=False))
+    if depth is not None and depth <= 1:
+        return
+    below = None if depth is None else depth - 1
     for walked in folders:
         name = walked.entry.name
         try:
@@ -143,7 +149,7 @@ def walk_beneath(dir_fd: int, prefix: str, skipped: frozenset[str]) -> Iterator[
         except OSError:
             continue  # removed, or replaced by a symlink, since it was listed
         try:
-            yield from walk_beneath(child, f"{walked.name}/", skipped)
+            yield from walk_beneath(child, f"{walked.name}/", skipped, below)
         finally:
             os.close(child)
 

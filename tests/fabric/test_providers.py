@@ -308,7 +308,16 @@ async def test_a_provider_carries_the_risk_class_it_was_registered_with() -> Non
 
 async def test_the_workspace_and_context_tools_declare_their_risk(workspace: Path) -> None:
     async with Fabric(workspace=workspace) as fab:
-        assert {p.risk for p in fab.providers.providers("tools")} == {"read"}
+        assert {p.name: p.risk for p in fab.providers.providers("tools")} == {
+            "read": "read",
+            "read_json": "read",
+            "ls": "read",
+            "glob": "read",
+            "grep": "read",
+            "write": "write",
+            "edit": "write",
+            "bash": "execute",
+        }
         ctx = {p.name: p.risk for p in fab.providers.providers("ctx")}
         assert ctx.pop("remember") == ctx.pop("forget") == "write"  # facts outlive the session
         assert set(ctx.values()) == {"read"}
