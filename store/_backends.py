@@ -1,0 +1,311 @@
+"""Where a ContextBank keeps pages and enrollment: the backend interfaces and their local
+implementations.
+
+A backend moves bytes; the bank encodes, decodes and checks access. A remote backend (a
+database, an object store) implements the same two interfaces and needs no change to the bank:
+
+- :class:`ContextPersistenceBackend`: page payloads, read with a version token that changes on
+  every write, written atomically, and an exclusive per-page lock that holds across every
+  process sharing the backend (plus a bank-wide lock for operations that span pages).
+- :class:`ContextResourceMetadataBackend`: enrollment sidecars, created exclusively.
+
+:class:`LocalDiskBackend` implements both under ``<workspace>/.fabric/bank/``::
+
+    <key>.bank.json     a context page          <key>.bank.access   its enrollment
+    <key>.todo.json     a todo page             <key>.todo.access   its enrollment
+    <key>.<kind>.lock   the page's lock file    __banked_context.bank.access   the bank's
+    .bank.lock          the bank-wide lock
+
+Files are written to a temporary file in the folder and renamed into place (readers see the old
+or the new page, never a part), mode 0600 in a 0700 folder, never through a symlink. Locks are
+``flock`` locks on the lock file; a lock file is re-checked after locking, so one unlinked
+meanwhile is never trusted. :class:`MemoryMetadataBackend` keeps enrollment in memory, for a
+bank without a workspace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Iterator
+from pathlib import Path
+
+from store._access import BANK_KEY, ResourceKind
+from store._blobs import ensure_dir, ensure_private_dir, unavailable
+from store._errors import AlreadyExists
+from store._names import check_name
+
+KEY_LIMIT = 128
+"""The longest page key."""
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+_TMP_PREFIX = ".tmp-"
+_SUFFIX = {
+    ResourceKind.CONTEXT_WINDOW: "bank",
+    ResourceKind.TODO_LIST: "todo",
+    ResourceKind.BANKED_CONTEXT: "bank",
+}
+Version = Hashable
+
+
+def check_key(key: object) -> str:
+    """A page key: ASCII letters, digits, ``.``, ``_`` and ``-``, no separator, NUL or ``..``,
+    at most 128 characters; the error names the rule broken."""
+    return check_name(key, what="page key", limit=KEY_LIMIT)
+
+
+class ContextPersistenceBackend(ABC):
+    """Stores page payloads (bytes) by kind and key."""
+
+    @abstractmethod
+    def read(self, kind: ResourceKind, key: str) -> tuple[bytes, Version] | None:
+        """The payload and its version, or None when there is no page."""
+
+    @abstractmethod
+    def version(self, kind: ResourceKind, key: str) -> Version | None:
+        """The version of the stored payload (it changes on every write), None when absent."""
+
+    @abstractmethod
+    def write(self, kind: ResourceKind, key: str, data: bytes) -> Version:
+        """Replace the payload atomically; returns its new version."""
+
+    @abstractmethod
+    def delete(self, kind: ResourceKind, key: str) -> bool:
+        """Remove the payload; False when there was none."""
+
+    @abstractmethod
+    def keys(self, kind: ResourceKind) -> list[str]:
+        """The keys of the stored pages of ``kind``."""
+
+    @abstractmethod
+    def page_lock(self, kind: ResourceKind, key: str) -> contextlib.AbstractContextManager[None]:
+        """Exclusive access to one page, across every process using this backend."""
+
+    @abstractmethod
+    def bank_lock(self) -> contextlib.AbstractContextManager[None]:
+        """Exclusive access for an operation that spans pages."""
+
+
+class ContextResourceMetadataBackend(ABC):
+    """Stores enrollment sidecars (bytes) by kind and key."""
+
+    @abstractmethod
+    def read_metadata(self, kind: ResourceKind, key: str) -> bytes | None:
+        """The sidecar's bytes, or None when the resource is not enrolled."""
+
+    @abstractmethod
+    def write_metadata(
+        self, kind: ResourceKind, key: str, data: bytes, *, exclusive: bool = False
+    ) -> None:
+        """Write the sidecar atomically; with ``exclusive``, raise AlreadyExists when one is
+        there already."""
+
+    @abstractmethod
+    def delete_metadata(self, kind: ResourceKind, key: str) -> bool:
+        """Remove the sidecar; False when there was none."""
+
+
+class MemoryMetadataBackend(ContextResourceMetadataBackend):
+    """Enrollment held in this process only."""
+
+    def __init__(self) -> None:
+        self._records: dict[tuple[ResourceKind, str], bytes] = {}
+        self._lock = threading.Lock()
+
+    def read_metadata(self, kind: ResourceKind, key: str) -> bytes | None:
+        return self._records.get((kind, key))
+
+    def write_metadata(
+        self, kind: ResourceKind, key: str, data: bytes, *, exclusive: bool = False
+    ) -> None:
+        with self._lock:
+            if exclusive and (kind, key) in self._records:
+                raise _exists(key)
+            self._records[kind, key] = bytes(data)
+
+    def delete_metadata(self, kind: ResourceKind, key: str) -> bool:
+        with self._lock:
+            return self._records.pop((kind, key), None) is not None
+
+
+class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend):
+    """Pages and sidecars as files in one folder (see the module). ``fsync``: flush every write
+    to the disk before it counts (durable across a power cut, at the disk's flush latency);
+    without it a write is atomic and survives a crash of the process, like the store's index
+    (SQLite WAL with synchronous=NORMAL)."""
+
+    def __init__(self, root: str | Path, *, fsync: bool = False) -> None:
+        self.root = Path(root)
+        ensure_dir(self.root)
+        self.fsync = fsync
+
+    @classmethod
+    def for_workspace(cls, workspace: str | Path, *, fsync: bool = False) -> LocalDiskBackend:
+        """The backend of ``<workspace>/.fabric/bank/``."""
+        fabric_dir = Path(workspace) / ".fabric"
+        ensure_private_dir(fabric_dir)
+        return cls(fabric_dir / "bank", fsync=fsync)
+
+    def _path(self, kind: ResourceKind, key: str, ending: str) -> Path:
+        if not (kind is ResourceKind.BANKED_CONTEXT and key == BANK_KEY):
+            check_key(key)
+        return self.root / f"{key}.{_SUFFIX[kind]}.{ending}"
+
+    def read(self, kind: ResourceKind, key: str) -> tuple[bytes, Version] | None:
+        return self._read(self._path(kind, key, "json"))
+
+    def version(self, kind: ResourceKind, key: str) -> Version | None:
+        try:
+            info = os.lstat(self._path(kind, key, "json"))
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise unavailable(f"cannot read page {key!r}", exc) from None
+        return _version(info)
+
+    def write(self, kind: ResourceKind, key: str, data: bytes) -> Version:
+        return self._write(self._path(kind, key, "json"), data, exclusive=False)
+
+    def delete(self, kind: ResourceKind, key: str) -> bool:
+        return self._unlink(self._path(kind, key, "json"))
+
+    def keys(self, kind: ResourceKind) -> list[str]:
+        ending = f".{_SUFFIX[kind]}.json"
+        try:
+            names = os.listdir(self.root)
+        except OSError as exc:
+            raise unavailable(f"cannot list {self.root}", exc) from None
+        found = []
+        for name in names:
+            if name.endswith(ending) and not name.startswith(_TMP_PREFIX):
+                key = name[: -len(ending)]
+                with contextlib.suppress(Exception):
+                    found.append(check_key(key))
+        return sorted(found)
+
+    @contextlib.contextmanager
+    def page_lock(self, kind: ResourceKind, key: str) -> Iterator[None]:
+        with _flocked(self._path(kind, key, "lock")):
+            yield
+
+    @contextlib.contextmanager
+    def bank_lock(self) -> Iterator[None]:
+        with _flocked(self.root / ".bank.lock"):
+            yield
+
+    def read_metadata(self, kind: ResourceKind, key: str) -> bytes | None:
+        got = self._read(self._path(kind, key, "access"))
+        return None if got is None else got[0]
+
+    def write_metadata(
+        self, kind: ResourceKind, key: str, data: bytes, *, exclusive: bool = False
+    ) -> None:
+        self._write(self._path(kind, key, "access"), data, exclusive=exclusive, name=key)
+
+    def delete_metadata(self, kind: ResourceKind, key: str) -> bool:
+        return self._unlink(self._path(kind, key, "access"))
+
+    def _read(self, path: Path) -> tuple[bytes, Version] | None:
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise unavailable(f"cannot read {path.name}", exc) from None
+        try:
+            info = os.fstat(fd)
+            chunks = []
+            while chunk := os.read(fd, max(info.st_size, 1 << 16)):
+                chunks.append(chunk)
+            return b"".join(chunks), _version(info)
+        finally:
+            os.close(fd)
+
+    def _write(self, path: Path, data: bytes, *, exclusive: bool, name: str = "") -> Version:
+        tmp = self.root / f"{_TMP_PREFIX}{secrets.token_hex(8)}"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if self.fsync:
+                    os.fsync(fd)
+                info = os.fstat(fd)
+            finally:
+                os.close(fd)
+            if exclusive:
+                try:
+                    os.link(tmp, path)  # fails when the target exists: an atomic create
+                except FileExistsError:
+                    raise _exists(name) from None
+                finally:
+                    os.unlink(tmp)
+            else:
+                os.rename(tmp, path)
+            if self.fsync:
+                _fsync_dir(self.root)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise unavailable(f"cannot write {path.name}", exc) from None
+        return _version(info)
+
+    def _unlink(self, path: Path) -> bool:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise unavailable(f"cannot delete {path.name}", exc) from None
+        if self.fsync:
+            _fsync_dir(self.root)
+        return True
+
+
+def _version(info: os.stat_result) -> Version:
+    return (info.st_ino, info.st_mtime_ns, info.st_size, info.st_ctime_ns)
+
+
+@contextlib.contextmanager
+def _flocked(path: Path) -> Iterator[None]:
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise unavailable(f"cannot open the lock file {path.name}", exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.fstat(fd).st_ino == os.lstat(path).st_ino
+            except FileNotFoundError:
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            break
+        os.close(fd)  # unlinked or replaced while we waited: lock the file now in place
+    try:
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _exists(key: str) -> AlreadyExists:
+    return AlreadyExists(
+        f"{key!r} is already enrolled; delete its enrollment first (a trusted-host operation) "
+        "or create the page under another key",
+        key=key,
+    )
