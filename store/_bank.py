@@ -493,10 +493,11 @@ class ContextBank:
             self._hot[kind, key] = _Hot(mode, page)
             return
         assert self.backend is not None
+        body = page.dump_json() if isinstance(page, ContextWindow) else page.model_dump_json()
         data = b'{"format":1,"kind":"%s","mode":"%s","page":%s}' % (
             kind.value.encode(),
             mode.value.encode(),
-            page.model_dump_json().encode(),
+            body if isinstance(body, bytes) else body.encode(),
         )
         version = self.backend.write(kind, key, data)
         if mode is StorageMode.MEMORY_AND_DISK:

@@ -2,19 +2,22 @@
 
 One merge rule serves every merge (an entry into an entry, a window into a window): the old
 value is kept and the new value's facts (its non-blank lines) that it lacks are appended; a
-blank value never replaces a set one; alias, linked and required keys are unions, de-duplicated
-case-insensitively, in the order first seen. Selection finds the entries a text triggers and
-packs them into a :class:`~store.TokenBudget`.
+blank value never replaces a set one; a non-zero weight replaces the old one; alias, linked and
+required keys are unions, de-duplicated case-insensitively, in the order first seen. Entries
+are immutable (a merge makes a new one), so a page is written by reusing the JSON of the
+entries that did not change. Selection finds the entries a text triggers and packs them into a
+:class:`~store.TokenBudget`.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from store._budget import Count, TokenBudget
 from store._errors import InvalidRequest
@@ -24,9 +27,10 @@ _MAX_PHRASE_WORDS = 32
 
 
 class LorebookEntry(BaseModel):
-    """A keyed fact that a text triggers by naming its key or one of its aliases."""
+    """A keyed fact that a text triggers by naming its key or one of its aliases (immutable:
+    ``merge`` and ``model_copy(update=...)`` make new entries)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     key: str
     """The entry's name, unique in its lorebook (case-insensitively)."""
@@ -34,11 +38,11 @@ class LorebookEntry(BaseModel):
     """What the entry says; facts are its lines."""
     weight: int = 0
     """Selection order: heavier entries come first and are the last to give way."""
-    alias_keys: list[str] = Field(default_factory=list)
+    alias_keys: tuple[str, ...] = ()
     """Other names that trigger the entry."""
-    linked_keys: list[str] = Field(default_factory=list)
+    linked_keys: tuple[str, ...] = ()
     """Entries selected with this one (by key or alias, transitively)."""
-    required_keys: list[str] = Field(default_factory=list)
+    required_keys: tuple[str, ...] = ()
     """Words that must all occur in the text too for the entry to be selected."""
 
     @field_validator("key")
@@ -49,14 +53,19 @@ class LorebookEntry(BaseModel):
         return key
 
     def merge(self, other: LorebookEntry) -> LorebookEntry:
-        """Fold ``other`` into this entry by the merge rule (see the module); returns self."""
-        self.value = _merge_text(self.value, other.value)
-        if other.weight:
-            self.weight = other.weight
-        self.alias_keys = _union(self.alias_keys, other.alias_keys, exclude=self.key)
-        self.linked_keys = _union(self.linked_keys, other.linked_keys, exclude=self.key)
-        self.required_keys = _union(self.required_keys, other.required_keys)
-        return self
+        """This entry with ``other`` folded in by the merge rule (see the module)."""
+        return LorebookEntry(
+            key=self.key,
+            value=_merge_text(self.value, other.value),
+            weight=other.weight or self.weight,
+            alias_keys=_union(self.alias_keys, other.alias_keys, exclude=self.key),
+            linked_keys=_union(self.linked_keys, other.linked_keys, exclude=self.key),
+            required_keys=_union(self.required_keys, other.required_keys),
+        )
+
+    def tidy(self) -> LorebookEntry:
+        """The entry with blank and repeated names dropped (as a merge leaves them)."""
+        return self.merge(LorebookEntry(key=self.key))
 
     def names(self) -> Iterator[str]:
         """The key, then the aliases."""
@@ -84,7 +93,7 @@ class Selection(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     entries: list[LorebookEntry]
-    """The selected entries (copies), heaviest first, within the budget."""
+    """The selected entries, heaviest first, within the budget."""
     tokens: int
     """The sum of the entries' token counts (each counted as :meth:`LorebookEntry.render`)."""
     limit: int
@@ -107,6 +116,10 @@ class ContextWindow(BaseModel):
     """Context elements, oldest first."""
     lorebook: dict[str, LorebookEntry] = Field(default_factory=dict)
     """Entries by key."""
+    _fragments: dict[str, bytes] = PrivateAttr(default_factory=dict)
+    _fragments_of: object = PrivateAttr(default=None)
+    _lookup: _Index | None = PrivateAttr(default=None)
+    _costs: dict[str, tuple[LorebookEntry, Count, int]] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -121,6 +134,7 @@ class ContextWindow(BaseModel):
         for name, entry in self.lorebook.items():
             if name != entry.key:
                 raise ValueError(f"lorebook entry {entry.key!r} is filed under {name!r}")
+        self.lorebook = _Lorebook(self.lorebook)
         return self
 
     @classmethod
@@ -152,21 +166,52 @@ class ContextWindow(BaseModel):
         }
 
     def copy_window(self) -> ContextWindow:
-        """An independent copy (nothing shared with this window)."""
-        return ContextWindow.model_validate_json(self.model_dump_json())
+        """An independent copy: changing it never changes this window (entries are
+        immutable, so they are shared)."""
+        book = _Lorebook(self.lorebook)
+        copy = ContextWindow.model_construct(context=list(self.context), lorebook=book)
+        if self._in_step():
+            copy._fragments = dict(self._fragments)
+            copy._fragments_of = book
+        return copy
+
+    def dump_json(self) -> bytes:
+        """The window as JSON. The JSON of each entry is kept, and only the entries set or
+        removed since the last dump are encoded again, so writing a large page after a small
+        change costs little more than joining bytes."""
+        book = self.lorebook
+        if not self._in_step(ignore_changes=True):
+            book = self.lorebook = _Lorebook(book)
+            self._fragments = {key: _fragment(key, entry) for key, entry in book.items()}
+            self._fragments_of = book
+        elif changed := cast(_Lorebook, book).changed:
+            for key in changed:
+                if key in book:
+                    self._fragments[key] = _fragment(key, book[key])
+                else:
+                    self._fragments.pop(key, None)
+        cast(_Lorebook, book).changed = set()
+        context = json.dumps(self.context).encode()
+        return b'{"context":%s,"lorebook":{%s}}' % (context, b",".join(self._fragments.values()))
+
+    def _in_step(self, ignore_changes: bool = False) -> bool:
+        """Whether the kept JSON fragments follow the lorebook (in content and order)."""
+        book = self.lorebook
+        return (
+            isinstance(book, _Lorebook)
+            and self._fragments_of is book
+            and book.changed is not None
+            and (ignore_changes or not book.changed)
+        )
 
     def add(self, entry: LorebookEntry) -> LorebookEntry:
-        """Put ``entry`` in the lorebook, merged into the entry of the same key (any case)
-        when there is one; returns the stored entry."""
-        existing = self.lorebook.get(entry.key) or self._by_key(entry.key)
-        if existing is None:
-            stored = entry.model_copy(deep=True)
-            stored.alias_keys = _union(stored.alias_keys, [], exclude=stored.key)
-            stored.linked_keys = _union(stored.linked_keys, [], exclude=stored.key)
-            stored.required_keys = _union(stored.required_keys, [])
-            self.lorebook[stored.key] = stored
-            return stored
-        return existing.merge(entry)
+        """Put ``entry`` in the lorebook, merged into the entry of the same key when there is
+        one (keys are exact; :meth:`find` is the case-insensitive lookup); returns the stored
+        entry."""
+        existing = self.lorebook.get(entry.key)
+        stored = entry.tidy() if existing is None else existing.merge(entry)
+        self.lorebook[entry.key] = stored
+        return stored
 
     def merge(self, other: ContextWindow) -> ContextWindow:
         """Fold ``other`` in: its context elements this window lacks are appended in order, and
@@ -207,11 +252,7 @@ class ContextWindow(BaseModel):
         """The entry whose key or an alias equals ``key``, ignoring case and spacing."""
         if key in self.lorebook:
             return self.lorebook[key]
-        wanted = _fold(key)
-        for entry in self.lorebook.values():
-            if any(_fold(name) == wanted for name in entry.names()):
-                return entry
-        return None
+        return self.lorebook.get(self._index().names.get(_fold(key), ""))
 
     def select(self, text: str, budget: TokenBudget, count: Count | None = None) -> Selection:
         """The entries ``text`` triggers, within ``budget``.
@@ -225,17 +266,19 @@ class ContextWindow(BaseModel):
         """
         counter = budget.counter(count)
         limit = budget.limit(text, counter)
-        present = _Phrases(text, self._phrase_lengths())
+        index = self._index()
+        present = _Phrases(text, index.lengths)
         chosen: dict[str, LorebookEntry] = {}
-        for entry in self.lorebook.values():
-            if any(present.has(name) for name in entry.names()) and present.all(
-                entry.required_keys
-            ):
-                chosen[entry.key] = entry
+        triggers = index.triggers
+        for gram in present.grams:
+            for key in triggers.get(gram, ()):
+                entry = self.lorebook[key]
+                if key not in chosen and present.all(entry.required_keys):
+                    chosen[key] = entry
         queue = list(chosen.values())
         while queue:
             for linked in queue.pop().linked_keys:
-                target = self.find(linked)
+                target = self.lorebook.get(index.names.get(_fold(linked), ""))
                 if (
                     target is not None
                     and target.key not in chosen
@@ -243,31 +286,118 @@ class ContextWindow(BaseModel):
                 ):
                     chosen[target.key] = target
                     queue.append(target)
-        position = {key: i for i, key in enumerate(self.lorebook)}
+        position = index.position
         ordered = sorted(chosen.values(), key=lambda e: (-e.weight, position[e.key]))
-        costs = [counter(entry.render()) for entry in ordered]
+        costs = [self._cost(entry, counter) for entry in ordered]
         kept = budget.fit(costs, limit)
         kept_set = set(kept)
         return Selection(
-            entries=[ordered[i].model_copy(deep=True) for i in kept],
+            entries=[ordered[i] for i in kept],
             tokens=sum(costs[i] for i in kept),
             limit=limit,
             omitted=[e.key for i, e in enumerate(ordered) if i not in kept_set],
         )
 
-    def _by_key(self, key: str) -> LorebookEntry | None:
-        wanted = _fold(key)
-        for entry in self.lorebook.values():
-            if _fold(entry.key) == wanted:
-                return entry
-        return None
+    def _cost(self, entry: LorebookEntry, counter: Count) -> int:
+        """Tokens of the entry, remembered while the entry (immutable) and the count stay."""
+        cached = self._costs.get(entry.key)
+        if cached is not None and cached[0] is entry and cached[1] == counter:
+            return cached[2]
+        if len(self._costs) > 2 * len(self.lorebook) + 64:
+            self._costs = {k: c for k, c in self._costs.items() if k in self.lorebook}
+        cost = counter(entry.render())
+        self._costs[entry.key] = (entry, counter, cost)
+        return cost
 
-    def _phrase_lengths(self) -> set[int]:
-        lengths = set()
-        for entry in self.lorebook.values():
-            for name in (*entry.names(), *entry.required_keys):
-                lengths.add(len(_phrase(name)))
-        return {n for n in lengths if 0 < n <= _MAX_PHRASE_WORDS}
+    def _index(self) -> _Index:
+        """The lookup tables of the lorebook, made again only after it changed."""
+        book = self.lorebook
+        if not isinstance(book, _Lorebook):
+            book = self.lorebook = _Lorebook(book)
+        cached = self._lookup
+        if cached is None or cached.book is not book or cached.generation != book.generation:
+            cached = self._lookup = _Index(book)
+        return cached
+
+
+class _Index:
+    """Entries by the word sequences that trigger them, and by their folded names."""
+
+    def __init__(self, book: _Lorebook) -> None:
+        self.book = book
+        self.generation = book.generation
+        self.triggers: dict[tuple[str, ...], list[str]] = {}
+        self.names: dict[str, str] = {}
+        self.position: dict[str, int] = {}
+        self.lengths: set[int] = set()
+        for i, (key, entry) in enumerate(book.items()):
+            self.position[key] = i
+            for name in entry.names():
+                self.names.setdefault(_fold(name), key)
+                words = _phrase(name)
+                if 0 < len(words) <= _MAX_PHRASE_WORDS:
+                    self.triggers.setdefault(words, []).append(key)
+                    self.lengths.add(len(words))
+            for name in entry.required_keys:
+                self.lengths.add(min(len(_phrase(name)), _MAX_PHRASE_WORDS))
+        self.lengths.discard(0)
+
+
+class _Lorebook(dict[str, LorebookEntry]):
+    """A lorebook that remembers which keys were set since its JSON was last made (entries
+    are immutable, so setting is the only way one changes). ``changed`` is None after anything
+    that may reorder it (a removal, a clear), which makes the next dump start afresh."""
+
+    __slots__ = ("changed", "generation")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.changed: set[str] | None = set()
+        self.generation = 0
+        """Counts the changes, so that lookup tables know when they are out of date."""
+
+    def __setitem__(self, key: str, value: LorebookEntry) -> None:
+        super().__setitem__(key, value)
+        self.generation += 1
+        if self.changed is not None:
+            self.changed.add(key)
+
+    def _reordered(self) -> None:
+        self.generation += 1
+        self.changed = None
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self._reordered()
+
+    def pop(self, *args: Any) -> Any:
+        self._reordered()
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[str, LorebookEntry]:
+        self._reordered()
+        return super().popitem()
+
+    def clear(self) -> None:
+        self._reordered()
+        super().clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._reordered()
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self._reordered()
+        return super().setdefault(key, default)
+
+    def __ior__(self, other: Any) -> _Lorebook:  # type: ignore[override,misc]
+        self._reordered()
+        super().__ior__(other)
+        return self
+
+
+def _fragment(key: str, entry: LorebookEntry) -> bytes:
+    return json.dumps(key).encode() + b":" + entry.model_dump_json().encode()
 
 
 class _Phrases:
@@ -283,7 +413,7 @@ class _Phrases:
         words = _phrase(name)
         return bool(words) and words in self.grams
 
-    def all(self, names: list[str]) -> bool:
+    def all(self, names: tuple[str, ...]) -> bool:
         return all(self.has(name) for name in names)
 
 
@@ -307,7 +437,9 @@ def _merge_text(old: str, new: str) -> str:
     return "\n".join([old.rstrip("\n"), *facts]) if facts else old
 
 
-def _union(first: list[str], second: list[str], exclude: str | None = None) -> list[str]:
+def _union(
+    first: tuple[str, ...], second: tuple[str, ...], exclude: str | None = None
+) -> tuple[str, ...]:
     seen = {_fold(exclude)} if exclude is not None else set()
     out = []
     for name in (*first, *second):
@@ -315,8 +447,8 @@ def _union(first: list[str], second: list[str], exclude: str | None = None) -> l
         if folded and folded not in seen:
             seen.add(folded)
             out.append(name)
-    return out
+    return tuple(out)
 
 
-def _replace_all(names: list[str], *, old: str, new: str) -> list[str]:
-    return [name.replace(old, new) for name in names]
+def _replace_all(names: tuple[str, ...], *, old: str, new: str) -> tuple[str, ...]:
+    return tuple(name.replace(old, new) for name in names)
