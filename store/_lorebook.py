@@ -137,6 +137,14 @@ class ContextWindow(BaseModel):
         self.lorebook = _Lorebook(self.lorebook)
         return self
 
+    def __eq__(self, other: object) -> bool:
+        """Windows are equal when their elements and entries are (caches aside)."""
+        if not isinstance(other, ContextWindow):
+            return NotImplemented
+        return self.context == other.context and dict(self.lorebook) == dict(other.lorebook)
+
+    __hash__ = None  # type: ignore[assignment]
+
     @classmethod
     def of(
         cls, context: Iterable[str] = (), entries: Iterable[LorebookEntry] = ()
