@@ -153,7 +153,7 @@ def test_a_corrupt_page_is_never_served(tmp_path: Path) -> None:
 def test_update_changes_in_place_or_replaces(tmp_path: Path) -> None:
     bank = ContextBank(tmp_path)
     bank.update("p", lambda w: w.merge(window("a")))  # a new page
-    bank.update("p", lambda w: None if w.context.append("b") else None)
+    bank.update("p", lambda w: w.context.append("b"))
     assert bank.get("p").context == ["a", "b"]
     bank.update("p", lambda w: window("z"))
     assert bank.get("p") == window("z")
@@ -245,7 +245,7 @@ def test_todo_pages_are_their_own_kind(tmp_path: Path) -> None:
     todo.add("write tests")
     bank.emplace_todo("p", todo)
     bank.emplace("p", window("a"))
-    bank.update_todo("p", lambda t: None if t.set_status("1", "done") else None)
+    bank.update_todo("p", lambda t: t.set_status("1", "done") and None)
     other = ContextBank(tmp_path)
     assert other.get_todo("p").get("1").status is TodoStatus.DONE
     assert other.get_todo_data("p") == {
