@@ -412,7 +412,10 @@ class ContextBank:
                 if shared:
                     self._hot.pop((kind, key), None)  # half changed: read it afresh next time
                 raise
-            self._store(kind, key, current.page if result is None else result, current.mode)
+            final = current.page if result is None else result
+            if scope is not None:  # the function may keep its object: the bank keeps its own
+                final = self._copy(final)
+            self._store(kind, key, final, current.mode)
 
     def _delete(self, kind: ResourceKind, key: str) -> bool:
         key = self._key(kind, key)
