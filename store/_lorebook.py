@@ -15,9 +15,9 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any, cast
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from store._budget import Count, TokenBudget
 from store._errors import InvalidRequest
@@ -32,8 +32,8 @@ class LorebookEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    key: str
-    """The entry's name, unique in its lorebook (case-insensitively)."""
+    key: str = Field(pattern=r"\S")
+    """The entry's name, unique in its lorebook; never blank."""
     value: str = ""
     """What the entry says; facts are its lines."""
     weight: int = 0
@@ -44,13 +44,6 @@ class LorebookEntry(BaseModel):
     """Entries selected with this one (by key or alias, transitively)."""
     required_keys: tuple[str, ...] = ()
     """Words that must all occur in the text too for the entry to be selected."""
-
-    @field_validator("key")
-    @classmethod
-    def _key_not_blank(cls, key: str) -> str:
-        if not key.strip():
-            raise ValueError("a lorebook entry's key must not be blank")
-        return key
 
     def merge(self, other: LorebookEntry) -> LorebookEntry:
         """This entry with ``other`` folded in by the merge rule (see the module)."""
@@ -119,15 +112,8 @@ class ContextWindow(BaseModel):
     _fragments: dict[str, bytes] = PrivateAttr(default_factory=dict)
     _fragments_of: object = PrivateAttr(default=None)
     _lookup: _Index | None = PrivateAttr(default=None)
+    _dumped_once: object = PrivateAttr(default=None)
     _costs: dict[str, tuple[LorebookEntry, Count, int]] = PrivateAttr(default_factory=dict)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _entries_as_list(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("lorebook"), list | tuple):
-            entries = [LorebookEntry.model_validate(e) for e in data["lorebook"]]
-            data = {**data, "lorebook": {e.key: e for e in entries}}
-        return data
 
     @model_validator(mode="after")
     def _keys_agree(self) -> ContextWindow:
@@ -188,17 +174,25 @@ class ContextWindow(BaseModel):
         removed since the last dump are encoded again, so writing a large page after a small
         change costs little more than joining bytes."""
         book = self.lorebook
-        if not self._in_step(ignore_changes=True):
+        if not isinstance(book, _Lorebook):
             book = self.lorebook = _Lorebook(book)
+        if not self._in_step(ignore_changes=True):
+            if self._dumped_once is not book:
+                # a window written once (a DISK_ONLY page, or one another process changed, is
+                # read, changed and written once) is encoded in one go; the pieces are made
+                # the second time
+                self._dumped_once = book
+                book.changed = set()
+                return self.model_dump_json().encode()
             self._fragments = {key: _fragment(key, entry) for key, entry in book.items()}
             self._fragments_of = book
-        elif changed := cast(_Lorebook, book).changed:
+        elif changed := book.changed:
             for key in changed:
                 if key in book:
                     self._fragments[key] = _fragment(key, book[key])
                 else:
                     self._fragments.pop(key, None)
-        cast(_Lorebook, book).changed = set()
+        book.changed = set()
         context = json.dumps(self.context).encode()
         return b'{"context":%s,"lorebook":{%s}}' % (context, b",".join(self._fragments.values()))
 

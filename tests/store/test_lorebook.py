@@ -249,3 +249,9 @@ def test_dump_json_follows_every_change() -> None:
     window.lorebook = {"z": entry("z")}
     assert fresh() == window
     assert window.copy_window() == window
+
+
+@pytest.mark.parametrize("key", ["", "   ", "\t"])
+def test_a_blank_entry_key_is_refused(key: str) -> None:
+    with pytest.raises(ValueError, match="key"):
+        LorebookEntry(key=key)
