@@ -217,8 +217,10 @@ class ContextBank:
         """The entries of page ``key``'s lorebook that ``text`` triggers, within ``budget``
         (see :meth:`ContextWindow.select`), counted with the budget's count, else the bank's.
         Needs ``READ``."""
-        window: ContextWindow = self._peek(ResourceKind.CONTEXT_WINDOW, key)
-        return window.select(text, budget, self.count)
+        selection: Selection = self._read(
+            ResourceKind.CONTEXT_WINDOW, key, lambda w: w.select(text, budget, self.count)
+        )
+        return selection
 
     def create_context_window(
         self,
@@ -328,20 +330,22 @@ class ContextBank:
     # -- the machinery ------------------------------------------------------------------------
 
     def _get(self, kind: ResourceKind, key: str) -> Any:
-        page = self._peek(kind, key)
-        return page.model_copy(deep=True) if isinstance(page, TodoList) else page.copy_window()
+        return self._read(kind, key, self._copy)
 
-    def _peek(self, kind: ResourceKind, key: str) -> Any:
-        """The current page, maybe the hot object itself: callers only read it."""
+    def _read(self, kind: ResourceKind, key: str, use: Callable[[Any], Any]) -> Any:
+        """``use`` applied to the current page (maybe the object held in memory, which ``use``
+        only reads), under the page's thread lock: an update in this process is seen whole or
+        not at all. Other processes replace files atomically, so no file lock is needed."""
         key = self._key(kind, key)
         self._authorize(Operation.READ, kind, key)
-        hot = self._hot.get((kind, key))
-        if hot is not None and hot.mode is StorageMode.MEMORY_ONLY:
-            return hot.page
-        loaded = self._load(kind, key, hot)
-        if loaded is None:
-            raise self._missing(kind, key)
-        return loaded.page
+        with self._locks.hold(kind, key):
+            hot = self._hot.get((kind, key))
+            if hot is not None and hot.mode is StorageMode.MEMORY_ONLY:
+                return use(hot.page)
+            loaded = self._load(kind, key, hot)
+            if loaded is None:
+                raise self._missing(kind, key)
+            return use(loaded.page)
 
     def _reference(self, kind: ResourceKind, key: str) -> Any:
         key = self._key(kind, key)

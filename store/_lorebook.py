@@ -306,7 +306,7 @@ class ContextWindow(BaseModel):
         if cached is not None and cached[0] is entry and cached[1] == counter:
             return cached[2]
         if len(self._costs) > 2 * len(self.lorebook) + 64:
-            self._costs = {k: c for k, c in self._costs.items() if k in self.lorebook}
+            self._costs = {k: c for k, c in list(self._costs.items()) if k in self.lorebook}
         cost = counter(entry.render())
         self._costs[entry.key] = (entry, counter, cost)
         return cost

@@ -360,3 +360,30 @@ def test_the_local_backend_is_a_replaceable_part(tmp_path: Path) -> None:
     bank.emplace("p", window("a"))
     assert backend.keys(ResourceKind.CONTEXT_WINDOW) == ["p"]
     assert ContextBank(backend=LocalDiskBackend(tmp_path / "elsewhere")).get("p") == window("a")
+
+
+def test_a_reader_never_sees_half_an_update(tmp_path: Path) -> None:
+    """An update changes the page in place under its lock: a get in another thread waits
+    for the update to finish and then sees all of it."""
+    bank = ContextBank(tmp_path)
+    bank.emplace("p", ContextWindow())
+    inside, release = threading.Event(), threading.Event()
+
+    def two_steps(w: ContextWindow) -> None:
+        w.add(LorebookEntry(key="first"))
+        inside.set()
+        assert release.wait(10)
+        w.add(LorebookEntry(key="second"))
+
+    writer = threading.Thread(target=bank.update, args=("p", two_steps))
+    writer.start()
+    assert inside.wait(10)
+    seen: list[list[str]] = []
+    reader = threading.Thread(target=lambda: seen.append(list(bank.get("p").lorebook)))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive() and seen == []
+    release.set()
+    writer.join(10)
+    reader.join(10)
+    assert seen == [["first", "second"]]
