@@ -433,7 +433,11 @@ class ContextBank:
         scope = current_scope()
         if scope is not None:
             self._authorize(Operation.ENUMERATE, ResourceKind.BANKED_CONTEXT, BANK_KEY)
-        found = {key for (k, key) in list(self._hot) if k is kind}
+        found = {  # persisted pages are listed from the backend, which sees other processes
+            key
+            for (k, key), hot in list(self._hot.items())
+            if k is kind and hot.mode is StorageMode.MEMORY_ONLY
+        }
         if self.backend is not None:
             found.update(self.backend.keys(kind))
         if scope is None:

@@ -99,6 +99,16 @@ class Selection(BaseModel):
         """The entries rendered, one a line."""
         return "\n".join(entry.render() for entry in self.entries)
 
+    def to_data(self) -> dict[str, Any]:
+        """Plain data: ``{"entries": {key: {"value", ...}}, "tokens", "limit", "omitted"}``,
+        the entries in selection order."""
+        return {
+            "entries": {entry.key: entry.to_data() for entry in self.entries},
+            "tokens": self.tokens,
+            "limit": self.limit,
+            "omitted": list(self.omitted),
+        }
+
 
 class ContextWindow(BaseModel):
     """Ordered context elements and a lorebook, the payload of a context page."""

@@ -387,3 +387,20 @@ def test_a_reader_never_sees_half_an_update(tmp_path: Path) -> None:
     writer.join(10)
     reader.join(10)
     assert seen == [["first", "second"]]
+
+
+def test_keys_forget_a_page_another_process_deleted(tmp_path: Path) -> None:
+    bank = ContextBank(tmp_path)
+    bank.emplace("p", window("a"))
+    assert ContextBank(tmp_path).delete("p")
+    assert bank.keys() == []
+    with pytest.raises(NotFound):
+        bank.get("p")
+
+
+def test_a_selection_as_plain_data(tmp_path: Path) -> None:
+    bank = ContextBank(tmp_path)
+    bank.emplace("p", window("alpha", "beta"))
+    data = bank.select("p", "beta", TokenBudget(50)).to_data()
+    assert list(data["entries"]) == ["beta"] and data["limit"] == 50 and data["omitted"] == []
+    assert data["entries"]["beta"]["value"] == "about beta"
