@@ -32,6 +32,7 @@ import fcntl
 import os
 import secrets
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
@@ -46,6 +47,7 @@ KEY_LIMIT = 128
 """The longest page key."""
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _TMP_PREFIX = ".tmp-"
+_STALE_S = 600
 _SUFFIX = {
     ResourceKind.CONTEXT_WINDOW: "bank",
     ResourceKind.TODO_LIST: "todo",
@@ -144,6 +146,17 @@ class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend
         self.root = Path(root)
         ensure_dir(self.root)
         self.fsync = fsync
+        self._sweep()
+
+    def _sweep(self) -> None:
+        """Remove temporary files that an interrupted write left (older than ten minutes, so
+        a write under way in another process is never touched)."""
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.root):
+                if entry.name.startswith(_TMP_PREFIX):
+                    with contextlib.suppress(OSError):
+                        if time.time() - entry.stat(follow_symlinks=False).st_mtime > _STALE_S:
+                            os.unlink(entry.path)
 
     @classmethod
     def for_workspace(cls, workspace: str | Path, *, fsync: bool = False) -> LocalDiskBackend:

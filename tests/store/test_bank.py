@@ -404,3 +404,15 @@ def test_a_selection_as_plain_data(tmp_path: Path) -> None:
     data = bank.select("p", "beta", TokenBudget(50)).to_data()
     assert list(data["entries"]) == ["beta"] and data["limit"] == 50 and data["omitted"] == []
     assert data["entries"]["beta"]["value"] == "about beta"
+
+
+def test_leftovers_of_interrupted_writes_are_swept(tmp_path: Path) -> None:
+    """A temporary file older than ten minutes is removed when a bank opens; a fresh one (a
+    write under way elsewhere) is left alone."""
+    ContextBank(tmp_path)
+    old, fresh = bank_dir(tmp_path) / ".tmp-old", bank_dir(tmp_path) / ".tmp-fresh"
+    old.write_text("x")
+    fresh.write_text("y")
+    os.utime(old, (1, 1))
+    ContextBank(tmp_path)
+    assert not old.exists() and fresh.exists()
