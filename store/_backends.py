@@ -78,6 +78,19 @@ class ContextPersistenceBackend(ABC):
         """Replace the payload atomically; returns its new version."""
 
     @abstractmethod
+    def append(self, kind: ResourceKind, key: str, data: bytes, offset: int) -> Version:
+        """Write ``data`` at ``offset`` of the existing payload, cutting off whatever lies
+        beyond (a record an interrupted append left half written); returns the new version.
+        Called under the page lock, with the page present."""
+
+    @abstractmethod
+    def read_tail(
+        self, kind: ResourceKind, key: str, version: Version, offset: int
+    ) -> tuple[bytes, Version] | None:
+        """The bytes from ``offset`` on and the version, when the payload is the one
+        ``version`` was read from, grown by appends only; else None (read it all again)."""
+
+    @abstractmethod
     def delete(self, kind: ResourceKind, key: str) -> bool:
         """Remove the payload; False when there was none."""
 
@@ -184,6 +197,44 @@ class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend
 
     def write(self, kind: ResourceKind, key: str, data: bytes) -> Version:
         return self._write(self._path(kind, key, "json"), data, exclusive=False)
+
+    def append(self, kind: ResourceKind, key: str, data: bytes, offset: int) -> Version:
+        path = self._path(kind, key, "json")
+        try:
+            fd = os.open(path, os.O_WRONLY | _NOFOLLOW)
+            try:
+                if os.fstat(fd).st_size != offset:
+                    os.ftruncate(fd, offset)
+                view = memoryview(data)
+                at = offset
+                while view:
+                    written = os.pwrite(fd, view, at)
+                    view, at = view[written:], at + written
+                if self.fsync:
+                    os.fdatasync(fd)
+                return _version(os.fstat(fd))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise unavailable(f"cannot write {path.name}", exc) from None
+
+    def read_tail(
+        self, kind: ResourceKind, key: str, version: Version, offset: int
+    ) -> tuple[bytes, Version] | None:
+        path = self._path(kind, key, "json")
+        try:
+            fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not isinstance(version, tuple) or info.st_ino != version[0]:
+                return None
+            if info.st_size < offset or info.st_size < version[1]:
+                return None
+            return os.pread(fd, info.st_size - offset, offset), _version(info)
+        finally:
+            os.close(fd)
 
     def delete(self, kind: ResourceKind, key: str) -> bool:
         return self._unlink(self._path(kind, key, "json"))
@@ -319,7 +370,7 @@ def _replace(tmp: Path, path: Path) -> None:
 
 
 def _version(info: os.stat_result) -> Version:
-    return (info.st_ino, info.st_mtime_ns, info.st_size)
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 @contextlib.contextmanager

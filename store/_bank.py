@@ -52,7 +52,8 @@ from store._errors import (
     InvalidRequest,
     NotFound,
 )
-from store._lorebook import ContextWindow, Selection
+from store._journal import COMPACT_SLACK, apply_tail, decode, encode_delta, encode_snapshot
+from store._lorebook import ContextWindow, Selection, saved_lorebook
 from store._todo import TodoList
 
 PAGE_FORMAT = 1
@@ -98,6 +99,14 @@ class _Hot:
     mode: StorageMode
     page: Any
     version: Version | None = None
+    consumed: int | None = None
+    """Bytes of the page file this copy reflects (for reading only what was appended)."""
+    snapshot: int = 0
+    """Bytes of the file's snapshot line."""
+    saved_context: list[str] | None = None
+    """The context elements as saved, to tell what an update changed."""
+    book: object = None
+    """The lorebook object as saved: a replaced one is written as a new snapshot."""
 
 
 class _PageLocks:
@@ -419,7 +428,10 @@ class ContextBank:
             final = current.page if result is None else result
             if scope is not None:  # the function may keep its object: the bank keeps its own
                 final = self._copy(final)
-            self._store(kind, key, final, current.mode)
+            if current.mode is StorageMode.MEMORY_ONLY or current.version is None:
+                self._store(kind, key, final, current.mode)
+            else:
+                self._save(kind, key, final, current)
 
     def _delete(self, kind: ResourceKind, key: str) -> bool:
         key = self._key(kind, key)
@@ -504,45 +516,73 @@ class ContextBank:
             self._hot[kind, key] = _Hot(mode, page)
             return
         assert self.backend is not None
-        body = page.dump_json() if isinstance(page, ContextWindow) else page.model_dump_json()
-        data = b'{"format":1,"kind":"%s","mode":"%s","page":%s}' % (
-            kind.value.encode(),
-            mode.value.encode(),
-            body if isinstance(body, bytes) else body.encode(),
-        )
+        data = encode_snapshot(kind, mode.value, page)
         version = self.backend.write(kind, key, data)
-        if mode is StorageMode.MEMORY_AND_DISK:
-            self._hot[kind, key] = _Hot(mode, page, version)
+        self._saved(kind, key, _Hot(mode, page, version, len(data), len(data)))
+
+    def _saved(self, kind: ResourceKind, key: str, hot: _Hot) -> None:
+        """Note what is now on disk; keep it in memory for a MEMORY_AND_DISK page."""
+        if isinstance(hot.page, ContextWindow):
+            hot.book = saved_lorebook(hot.page)
+            hot.saved_context = list(hot.page.context)
+        if hot.mode is StorageMode.MEMORY_AND_DISK:
+            self._hot[kind, key] = hot
         else:
             self._hot.pop((kind, key), None)
+
+    def _save(self, kind: ResourceKind, key: str, page: Any, loaded: _Hot) -> None:
+        """Write ``page``, changed from ``loaded`` in place, as a delta line when one can say
+        the change and the file has room for it, else as a new snapshot."""
+        assert self.backend is not None
+        delta = None
+        if (
+            isinstance(page, ContextWindow)
+            and page is loaded.page
+            and page.lorebook is loaded.book
+            and loaded.consumed is not None
+            and loaded.saved_context is not None
+            and loaded.consumed < 2 * loaded.snapshot + COMPACT_SLACK
+        ):
+            delta = encode_delta(page, loaded.saved_context)
+        if delta is None:
+            self._store(kind, key, page, loaded.mode)
+            return
+        if delta:
+            offset = loaded.consumed or 0
+            loaded.version = self.backend.append(kind, key, delta, offset)
+            loaded.consumed = offset + len(delta)
+        self._saved(kind, key, loaded)
 
     def _load(self, kind: ResourceKind, key: str, hot: _Hot | None) -> _Hot | None:
         """The persisted page, from memory while the stored version is the one held there."""
         if self.backend is None:
             return None
-        if (
-            hot is not None
-            and hot.version is not None
-            and self.backend.version(kind, key) == hot.version
-        ):
-            return hot
+        if hot is not None and hot.version is not None:
+            version = self.backend.version(kind, key)
+            if version == hot.version:
+                return hot
+            if version is not None and hot.consumed is not None:
+                tail = self.backend.read_tail(kind, key, hot.version, hot.consumed)
+                if tail is not None:
+                    with contextlib.suppress(ValueError, ValidationError):
+                        hot.consumed += apply_tail(hot.page, tail[0])
+                        hot.version = tail[1]
+                        hot.saved_context = list(hot.page.context)
+                        return hot
+            self._hot.pop((kind, key), None)  # read it whole
         got = self.backend.read(kind, key)
         if got is None:
             self._hot.pop((kind, key), None)
             return None
         data, version = got
-        try:
-            stored = _FILES[kind].model_validate_json(data)
-        except ValidationError as exc:
-            raise IntegrityError(
-                f"page {key!r} is unreadable on disk ({exc.error_count()} problems, first: "
-                f"{exc.errors(include_url=False)[0]['msg']}); it was not served. Emplace it "
-                "again, or delete it.",
-                ref=key,
-                sha256=hashlib.sha256(data).hexdigest(),
-            ) from None
-        loaded = _Hot(stored.mode, stored.page, version)
-        if stored.mode is StorageMode.MEMORY_AND_DISK:
+        decoded = decode(kind, key, data, _FILES)
+        loaded = _Hot(
+            StorageMode(decoded.mode), decoded.page, version, decoded.consumed, decoded.snapshot
+        )
+        if isinstance(loaded.page, ContextWindow):
+            loaded.book = loaded.page.lorebook
+            loaded.saved_context = list(loaded.page.context)
+        if loaded.mode is StorageMode.MEMORY_AND_DISK:
             self._hot[kind, key] = loaded
         return loaded
 

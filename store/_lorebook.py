@@ -203,7 +203,7 @@ class ContextWindow(BaseModel):
                 else:
                     self._fragments.pop(key, None)
         book.changed = set()
-        context = json.dumps(self.context).encode()
+        context = json.dumps(self.context, separators=(",", ":")).encode()
         return b'{"context":%s,"lorebook":{%s}}' % (context, b",".join(self._fragments.values()))
 
     def _in_step(self, ignore_changes: bool = False) -> bool:
@@ -360,11 +360,14 @@ class _Lorebook(dict[str, LorebookEntry]):
     are immutable, so setting is the only way one changes). ``changed`` is None after anything
     that may reorder it (a removal, a clear), which makes the next dump start afresh."""
 
-    __slots__ = ("changed", "generation")
+    __slots__ = ("changed", "generation", "unsaved")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.changed: set[str] | None = set()
+        """Keys set since the JSON was last made (for :meth:`ContextWindow.dump_json`)."""
+        self.unsaved: set[str] | None = None
+        """Keys set since the page was last saved (for the page file's deltas)."""
         self.generation = 0
         """Counts the changes, so that lookup tables know when they are out of date."""
 
@@ -373,10 +376,13 @@ class _Lorebook(dict[str, LorebookEntry]):
         self.generation += 1
         if self.changed is not None:
             self.changed.add(key)
+        if self.unsaved is not None:
+            self.unsaved.add(key)
 
     def _reordered(self) -> None:
         self.generation += 1
         self.changed = None
+        self.unsaved = None
 
     def __delitem__(self, key: str) -> None:
         super().__delitem__(key)
@@ -406,6 +412,27 @@ class _Lorebook(dict[str, LorebookEntry]):
         self._reordered()
         super().__ior__(other)
         return self
+
+
+def saved_lorebook(window: ContextWindow) -> _Lorebook:
+    """Mark the window's lorebook as saved: from now on, the keys set are remembered."""
+    book = window.lorebook
+    if not isinstance(book, _Lorebook):
+        book = window.lorebook = _Lorebook(book)
+    book.unsaved = set()
+    return book
+
+
+def unsaved_keys(window: ContextWindow) -> list[str] | None:
+    """The keys set since :func:`saved_lorebook`, in lorebook order; None when that cannot be
+    told (entries were removed, or the lorebook was replaced)."""
+    book = window.lorebook
+    if not isinstance(book, _Lorebook) or book.unsaved is None:
+        return None
+    unsaved = book.unsaved
+    if len(unsaved) * 8 < len(book):
+        return sorted(unsaved, key=list(book).index) if len(unsaved) > 1 else list(unsaved)
+    return [key for key in book if key in unsaved]
 
 
 def _fragment(key: str, entry: LorebookEntry) -> bytes:
