@@ -5,8 +5,9 @@ A backend moves bytes; the bank encodes, decodes and checks access. A remote bac
 database, an object store) implements the same two interfaces and needs no change to the bank:
 
 - :class:`ContextPersistenceBackend`: page payloads, read with a version token that changes on
-  every write, written atomically, and an exclusive per-page lock that holds across every
-  process sharing the backend (plus a bank-wide lock for operations that span pages).
+  every write, written atomically or appended to at an offset, read from an offset on while
+  only appends happened, and an exclusive per-page lock that holds across every process
+  sharing the backend (plus a bank-wide lock for operations that span pages).
 - :class:`ContextResourceMetadataBackend`: enrollment sidecars, created exclusively.
 
 :class:`LocalDiskBackend` implements both under ``<workspace>/.fabric/bank/``::
@@ -16,8 +17,10 @@ database, an object store) implements the same two interfaces and needs no chang
     <key>.<kind>.lock   the page's lock file    __banked_context.bank.access   the bank's
     .bank.lock          the bank-wide lock
 
-Files are written to a temporary file in the folder and renamed into place (readers see the old
-or the new page, never a part), mode 0600 in a 0700 folder, never through a symlink. Locks are
+A payload is written to a temporary file in the folder that takes the page's place atomically
+(readers see the old or the new page, never a part), or appended to in place (the bank's delta
+lines, see ``store._journal``); files are 0600 in a 0700 folder, never opened through a
+symlink. Locks are
 ``flock`` locks on the lock file; a lock file is re-checked after locking, so one unlinked
 meanwhile is never trusted. :class:`MemoryMetadataBackend` keeps enrollment in memory, for a
 bank without a workspace.
