@@ -37,7 +37,7 @@ from store._backends import (
     MemoryMetadataBackend,
     check_key,
 )
-from store._bank import ContextBank, StorageMode
+from store._bank import ContextBank
 from store._budget import Count, TokenBudget, Truncation
 from store._enrollment import SCHEMA_VERSION
 from store._errors import (
@@ -72,6 +72,7 @@ from store._models import (
     Source,
     Usage,
 )
+from store._pages import StorageMode
 from store._store import DEFAULT_TTL_MS, MAX_BYTES, Store, estimate_tokens
 from store._todo import TodoItem, TodoList, TodoStatus
 

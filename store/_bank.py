@@ -15,20 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import re
-import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from store._access import (
     BANK_KEY,
-    AccessMode,
-    AccessScope,
     Operation,
     ResourceKind,
     ResourceMetadata,
@@ -39,7 +33,6 @@ from store._backends import (
     ContextResourceMetadataBackend,
     LocalDiskBackend,
     MemoryMetadataBackend,
-    Version,
     check_key,
 )
 from store._budget import Count, TokenBudget
@@ -52,85 +45,11 @@ from store._errors import (
     InvalidRequest,
     NotFound,
 )
+from store._guard import authorize, denied, no_right
 from store._journal import COMPACT_SLACK, apply_tail, decode, encode_delta, encode_snapshot
 from store._lorebook import ContextWindow, Selection, saved_lorebook
+from store._pages import MODE_PREFIX, PAGE_FILES, Held, PageLocks, StorageMode
 from store._todo import TodoList
-
-PAGE_FORMAT = 1
-"""The format number written in every page file."""
-
-
-class StorageMode(StrEnum):
-    """Where a page lives."""
-
-    MEMORY_ONLY = "MEMORY_ONLY"
-    """In this process only; gone when it ends."""
-    MEMORY_AND_DISK = "MEMORY_AND_DISK"
-    """In memory and written through to the backend; re-read when another process wrote it."""
-    DISK_ONLY = "DISK_ONLY"
-    """In the backend only, read on demand."""
-
-
-class _WindowFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    format: Literal[1]
-    kind: Literal["CONTEXT_WINDOW"]
-    mode: StorageMode
-    page: ContextWindow
-
-
-class _TodoFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    format: Literal[1]
-    kind: Literal["TODO_LIST"]
-    mode: StorageMode
-    page: TodoList
-
-
-_FILES: dict[ResourceKind, type[_WindowFile] | type[_TodoFile]] = {
-    ResourceKind.CONTEXT_WINDOW: _WindowFile,
-    ResourceKind.TODO_LIST: _TodoFile,
-}
-_MODE_PREFIX = re.compile(rb'\{"format":1,"kind":"[A-Z_]+","mode":"([A-Z_]+)"')
-
-
-@dataclass
-class _Hot:
-    mode: StorageMode
-    page: Any
-    version: Version | None = None
-    consumed: int | None = None
-    """Bytes of the page file this copy reflects (for reading only what was appended)."""
-    snapshot: int = 0
-    """Bytes of the file's snapshot line."""
-    saved_context: list[str] | None = None
-    """The context elements as saved, to tell what an update changed."""
-    book: object = None
-    """The lorebook object as saved: a replaced one is written as a new snapshot."""
-
-
-class _PageLocks:
-    """One thread lock per page in use, dropped when no thread holds or waits for it."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[tuple[ResourceKind, str], tuple[threading.Lock, int]] = {}
-
-    @contextlib.contextmanager
-    def hold(self, kind: ResourceKind, key: str) -> Iterator[None]:
-        with self._guard:
-            lock, users = self._locks.get((kind, key), (threading.Lock(), 0))
-            self._locks[kind, key] = (lock, users + 1)
-        try:
-            with lock:
-                yield
-        finally:
-            with self._guard:
-                lock, users = self._locks[kind, key]
-                if users == 1:
-                    del self._locks[kind, key]
-                else:
-                    self._locks[kind, key] = (lock, users - 1)
 
 
 class ContextBank:
@@ -170,9 +89,9 @@ class ContextBank:
         )
         self._check_mode(self.default_mode)
         self.count = count
-        self._hot: dict[tuple[ResourceKind, str], _Hot] = {}
+        self._hot: dict[tuple[ResourceKind, str], Held] = {}
         self._memory_metadata: dict[tuple[ResourceKind, str], bytes] = {}
-        self._locks = _PageLocks()
+        self._locks = PageLocks()
 
     # -- context windows ----------------------------------------------------------------------
 
@@ -359,7 +278,7 @@ class ContextBank:
     def _reference(self, kind: ResourceKind, key: str) -> Any:
         key = self._key(kind, key)
         if current_scope() is not None:
-            raise self._denied(
+            raise denied(
                 Operation.READ,
                 kind,
                 key,
@@ -409,13 +328,13 @@ class ContextBank:
         with self._page_lock(kind, key):
             hot = self._hot.get((kind, key))
             if hot is not None and hot.mode is StorageMode.MEMORY_ONLY:
-                current = _Hot(hot.mode, self._copy(hot.page))
+                current = Held(hot.mode, self._copy(hot.page))
             else:
                 loaded = self._load(kind, key, hot)
-                current = loaded or _Hot(StorageMode(mode or self.default_mode), self._new(kind))
+                current = loaded or Held(StorageMode(mode or self.default_mode), self._new(kind))
             shared = current.page is getattr(self._hot.get((kind, key)), "page", None)
             if shared and scope is not None:  # code in a scope never holds the bank's object
-                current = _Hot(current.mode, self._copy(current.page))
+                current = Held(current.mode, self._copy(current.page))
                 shared = False
             try:
                 result = fn(current.page)
@@ -477,8 +396,8 @@ class ContextBank:
         self._check_mode(mode)
         scope = current_scope()
         if scope is not None and not scope.allows(Operation.CREATE, metadata):
-            raise self._denied(
-                Operation.CREATE, kind, key, DenialReason.MISSING_PERMISSION, _no_right(scope)
+            raise denied(
+                Operation.CREATE, kind, key, DenialReason.MISSING_PERMISSION, no_right(scope)
             )
         copy = self._copy(page)
         with self._page_lock(kind, key):
@@ -513,14 +432,14 @@ class ContextBank:
             before = self._hot.get((kind, key))
             if self.backend is not None and getattr(before, "mode", None) is not mode:
                 self.backend.delete(kind, key)  # the page moves to memory
-            self._hot[kind, key] = _Hot(mode, page)
+            self._hot[kind, key] = Held(mode, page)
             return
         assert self.backend is not None
         data = encode_snapshot(kind, mode.value, page)
         version = self.backend.write(kind, key, data)
-        self._saved(kind, key, _Hot(mode, page, version, len(data), len(data)))
+        self._saved(kind, key, Held(mode, page, version, len(data), len(data)))
 
-    def _saved(self, kind: ResourceKind, key: str, hot: _Hot) -> None:
+    def _saved(self, kind: ResourceKind, key: str, hot: Held) -> None:
         """Note what is now on disk; keep it in memory for a MEMORY_AND_DISK page."""
         if isinstance(hot.page, ContextWindow):
             hot.book = saved_lorebook(hot.page)
@@ -530,7 +449,7 @@ class ContextBank:
         else:
             self._hot.pop((kind, key), None)
 
-    def _save(self, kind: ResourceKind, key: str, page: Any, loaded: _Hot) -> None:
+    def _save(self, kind: ResourceKind, key: str, page: Any, loaded: Held) -> None:
         """Write ``page``, changed from ``loaded`` in place, as a delta line when one can say
         the change and the file has room for it, else as a new snapshot."""
         assert self.backend is not None
@@ -553,7 +472,7 @@ class ContextBank:
             loaded.consumed = offset + len(delta)
         self._saved(kind, key, loaded)
 
-    def _load(self, kind: ResourceKind, key: str, hot: _Hot | None) -> _Hot | None:
+    def _load(self, kind: ResourceKind, key: str, hot: Held | None) -> Held | None:
         """The persisted page, from memory while the stored version is the one held there."""
         if self.backend is None:
             return None
@@ -575,8 +494,8 @@ class ContextBank:
             self._hot.pop((kind, key), None)
             return None
         data, version = got
-        decoded = decode(kind, key, data, _FILES)
-        loaded = _Hot(
+        decoded = decode(kind, key, data, PAGE_FILES)
+        loaded = Held(
             StorageMode(decoded.mode), decoded.page, version, decoded.consumed, decoded.snapshot
         )
         if isinstance(loaded.page, ContextWindow):
@@ -589,7 +508,7 @@ class ContextBank:
     def _stored_mode(self, kind: ResourceKind, key: str) -> StorageMode:
         if self.backend is not None:
             got = self.backend.read(kind, key)
-            if got is not None and (match := _MODE_PREFIX.match(got[0][:120])):
+            if got is not None and (match := MODE_PREFIX.match(got[0][:120])):
                 with contextlib.suppress(ValueError):
                     return StorageMode(match.group(1).decode())
         return self.default_mode
@@ -602,34 +521,8 @@ class ContextBank:
     def _authorize(self, operation: Operation, kind: ResourceKind, key: str) -> None:
         """Raise ContextAccessDenied unless the ambient scope allows ``operation``."""
         scope = current_scope()
-        if scope is None:
-            return
-        raw = self._raw_metadata(kind, key)
-        if raw is None:
-            if scope.mode is AccessMode.REQUIRE_ENROLLMENT:
-                raise self._denied(
-                    operation,
-                    kind,
-                    key,
-                    DenialReason.METADATA_UNAVAILABLE,
-                    "it is not enrolled and the scope requires enrollment; the host must "
-                    "register it (or create it with create_context_window / create_todo_list)",
-                )
-            return
-        try:
-            metadata = decode_metadata(raw, kind)
-        except InvalidMetadata as exc:
-            raise self._denied(
-                operation,
-                kind,
-                key,
-                DenialReason.INVALID_METADATA,
-                f"its enrollment sidecar is invalid ({exc.why}); the host must register it again",
-            ) from None
-        if not scope.allows(operation, metadata):
-            raise self._denied(
-                operation, kind, key, DenialReason.MISSING_PERMISSION, _no_right(scope)
-            )
+        if scope is not None:
+            authorize(scope, operation, kind, key, self._raw_metadata(kind, key))
 
     def _raw_metadata(self, kind: ResourceKind, key: str) -> bytes | None:
         raw = self._memory_metadata.get((kind, key))
@@ -639,7 +532,7 @@ class ContextBank:
         kind = ResourceKind(kind)
         self._key(kind, key)
         if current_scope() is not None:
-            raise self._denied(
+            raise denied(
                 Operation.WRITE,
                 kind,
                 key,
@@ -647,18 +540,6 @@ class ContextBank:
                 f"to {verb} enrollment is for the trusted host, never inside an access scope",
             )
         return kind
-
-    @staticmethod
-    def _denied(
-        operation: Operation, kind: ResourceKind, key: str, reason: DenialReason, why: str
-    ) -> ContextAccessDenied:
-        return ContextAccessDenied(
-            f"{operation.value} on {kind.value} {key!r} denied ({reason.value}): {why}",
-            operation=operation.value,
-            resource_kind=kind.value,
-            resource_key=key,
-            reason=reason,
-        )
 
     @contextlib.contextmanager
     def _page_lock(self, kind: ResourceKind, key: str) -> Iterator[None]:
@@ -710,7 +591,3 @@ class ContextBank:
             ref=key,
             reason="unknown",
         )
-
-
-def _no_right(scope: AccessScope) -> str:
-    return f"the scope of {scope.principal.id!r} has no selector that matches its enrollment"
