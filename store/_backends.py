@@ -51,6 +51,7 @@ KEY_LIMIT = 128
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _TMP_PREFIX = ".tmp-"
 _STALE_S = 600
+_PATHS_KEPT = 4096
 _SUFFIX = {
     ResourceKind.CONTEXT_WINDOW: "bank",
     ResourceKind.TODO_LIST: "todo",
@@ -162,6 +163,7 @@ class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend
         self.root = Path(root)
         ensure_dir(self.root)
         self.fsync = fsync
+        self._paths: dict[tuple[ResourceKind, str, str], str] = {}
         self._sweep()
 
     def _sweep(self) -> None:
@@ -181,10 +183,18 @@ class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend
         ensure_private_dir(fabric_dir)
         return cls(fabric_dir / "bank", fsync=fsync)
 
-    def _path(self, kind: ResourceKind, key: str, ending: str) -> Path:
-        if not (kind is ResourceKind.BANKED_CONTEXT and key == BANK_KEY):
-            check_key(key)
-        return self.root / f"{key}.{_SUFFIX[kind]}.{ending}"
+    def _path(self, kind: ResourceKind, key: str, ending: str) -> str:
+        """The file of ``key`` (checked, and remembered for the pages in use)."""
+        found = self._paths.get((kind, key, ending))
+        if found is None:
+            if not (kind is ResourceKind.BANKED_CONTEXT and key == BANK_KEY):
+                check_key(key)
+            if len(self._paths) >= _PATHS_KEPT:
+                self._paths.clear()
+            found = self._paths[kind, key, ending] = os.path.join(
+                self.root, f"{key}.{_SUFFIX[kind]}.{ending}"
+            )
+        return found
 
     def read(self, kind: ResourceKind, key: str) -> tuple[bytes, Version] | None:
         return self._read(self._path(kind, key, "json"))
@@ -219,7 +229,7 @@ class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend
             finally:
                 os.close(fd)
         except OSError as exc:
-            raise unavailable(f"cannot write {path.name}", exc) from None
+            raise unavailable(f"cannot write {os.path.basename(path)}", exc) from None
 
     def read_tail(
         self, kind: ResourceKind, key: str, version: Version, offset: int
@@ -278,13 +288,13 @@ class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend
     def delete_metadata(self, kind: ResourceKind, key: str) -> bool:
         return self._unlink(self._path(kind, key, "access"))
 
-    def _read(self, path: Path) -> tuple[bytes, Version] | None:
+    def _read(self, path: str | Path) -> tuple[bytes, Version] | None:
         try:
             fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise unavailable(f"cannot read {path.name}", exc) from None
+            raise unavailable(f"cannot read {os.path.basename(path)}", exc) from None
         try:
             info = os.fstat(fd)
             chunks = []
@@ -294,7 +304,7 @@ class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend
         finally:
             os.close(fd)
 
-    def _write(self, path: Path, data: bytes, *, exclusive: bool, name: str = "") -> Version:
+    def _write(self, path: str | Path, data: bytes, *, exclusive: bool, name: str = "") -> Version:
         tmp = self.root / f"{_TMP_PREFIX}{secrets.token_hex(8)}"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
@@ -321,16 +331,16 @@ class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            raise unavailable(f"cannot write {path.name}", exc) from None
+            raise unavailable(f"cannot write {os.path.basename(path)}", exc) from None
         return _version(info)
 
-    def _unlink(self, path: Path) -> bool:
+    def _unlink(self, path: str | Path) -> bool:
         try:
             os.unlink(path)
         except FileNotFoundError:
             return False
         except OSError as exc:
-            raise unavailable(f"cannot delete {path.name}", exc) from None
+            raise unavailable(f"cannot delete {os.path.basename(path)}", exc) from None
         if self.fsync:
             _fsync_dir(self.root)
         return True
@@ -357,18 +367,20 @@ _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
-def _replace(tmp: Path, path: Path) -> None:
+def _replace(tmp: str | Path, path: str | Path) -> None:
     """Put ``tmp`` in the place of ``path`` atomically. An existing page is swapped with
     ``renameat2(RENAME_EXCHANGE)`` and the old file unlinked: a plain rename over an existing
     file makes ext4 (auto_da_alloc) flush the new file's data first, which costs milliseconds
     per write; the swap keeps readers seeing the old or the new page, never none."""
     if _RENAMEAT2 is not None:
-        done = _RENAMEAT2(_AT_FDCWD, bytes(tmp), _AT_FDCWD, bytes(path), _RENAME_EXCHANGE)
+        done = _RENAMEAT2(
+            _AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(path), _RENAME_EXCHANGE
+        )
         if done == 0:
             os.unlink(tmp)
             return
         if ctypes.get_errno() not in (errno.ENOENT, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
-            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), str(path))
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()), os.fspath(path))
     os.rename(tmp, path)
 
 
@@ -377,12 +389,12 @@ def _version(info: os.stat_result) -> Version:
 
 
 @contextlib.contextmanager
-def _flocked(path: Path) -> Iterator[None]:
+def _flocked(path: str | Path) -> Iterator[None]:
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
         except OSError as exc:
-            raise unavailable(f"cannot open the lock file {path.name}", exc) from None
+            raise unavailable(f"cannot open the lock file {os.path.basename(path)}", exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
