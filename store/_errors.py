@@ -9,11 +9,16 @@ Every error names the problem and the way out; nothing already stored is lost by
     ├── IntegrityError          stored bytes no longer match their sha256 (bit flip, truncation)
     ├── BudgetExceeded          a payload or fact that cannot fit the configured budget
     ├── InvalidRequest          a bad range, query or option passed to the API
+    ├── AlreadyExists           a context page or its enrollment is already there (create)
+    ├── ContextAccessDenied     an access scope does not allow the operation on a page (also a
+    │                           PermissionError); ``code`` is the reason, e.g. MISSING_PERMISSION
     └── StoreUnavailable        the store folder or index cannot be used (disk full, permissions,
                                 a symlinked folder, an index written by a newer Fabric)
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 
 class StoreError(Exception):
@@ -81,3 +86,52 @@ class StoreUnavailable(StoreError):
     """The store cannot be read or written; the previous state on disk is intact."""
 
     code = "store_unavailable"
+
+
+class AlreadyExists(StoreError):
+    """A context page, or the enrollment sidecar of one, is already stored under ``key``."""
+
+    code = "already_exists"
+
+    def __init__(self, message: str, *, key: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class DenialReason(StrEnum):
+    """Why a :class:`ContextAccessDenied` was raised."""
+
+    MISSING_PERMISSION = "MISSING_PERMISSION"
+    """The scope's rights do not select the resource for the operation (or the operation is
+    reserved to the trusted host)."""
+    METADATA_UNAVAILABLE = "METADATA_UNAVAILABLE"
+    """The resource is not enrolled and the scope requires enrollment."""
+    INVALID_METADATA = "INVALID_METADATA"
+    """The enrollment sidecar is corrupt, of an unknown schema version or of another kind."""
+    UNSAFE_REFERENCE = "UNSAFE_REFERENCE"
+    """A mutable reference was asked for inside a scope, where only copies are handed out."""
+
+
+class ContextAccessDenied(StoreError, PermissionError):
+    """The ambient access scope does not allow ``operation`` on a resource.
+
+    ``operation`` is ``READ``, ``WRITE``, ``CREATE``, ``DELETE``, ``ENUMERATE`` or ``DELEGATE``;
+    ``resource_kind`` is ``CONTEXT_WINDOW``, ``TODO_LIST`` or ``BANKED_CONTEXT``;
+    ``resource_key`` the page key (``"<execution>"`` for a child scope, ``"__banked_context"``
+    for the bank itself); ``reason`` a :class:`DenialReason`, whose value is also the error's
+    ``code``.
+    Raised before the value, a callback or the page on disk is touched.
+    """
+
+    def __init__(
+        self, message: str, *, operation: str, resource_kind: str, resource_key: str, reason: str
+    ) -> None:
+        super().__init__(message)
+        self.operation = operation
+        self.resource_kind = resource_kind
+        self.resource_key = resource_key
+        self.reason = DenialReason(reason)
+        self.code = self.reason.value
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
