@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any, cast
 
+from contract import compile_tree, parse
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
 
 FILENAME = "<snippet>"
@@ -410,7 +411,7 @@ def _policy_problem(text: str) -> CompileProblem:
 def compile_snippet(code: str) -> tuple[CodeType | None, list[CompileProblem]]:
     """Compile ``code`` into a module whose execution defines ``MAIN`` (an async function)."""
     try:
-        tree = ast.parse(code, FILENAME, "exec")
+        tree = parse(code, FILENAME)
     except SyntaxError as exc:
         return None, [_syntax_problem(exc)]
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -465,7 +466,7 @@ def compile_snippet(code: str) -> tuple[CodeType | None, list[CompileProblem]]:
     module = ast.Module(body=[main], type_ignores=[])
     ast.fix_missing_locations(module)
     try:
-        return compile(module, FILENAME, "exec", dont_inherit=True), []
+        return compile_tree(module, FILENAME), []
     except SyntaxError as exc:
         return None, [_syntax_problem(exc)]
     except (ValueError, RecursionError, MemoryError) as exc:
