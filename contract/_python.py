@@ -22,11 +22,13 @@ AST_LOCK = threading.RLock()
 def parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.Module:
     """``ast.parse`` under :data:`AST_LOCK`."""
     with AST_LOCK:
-        tree: ast.Module = ast.parse(source, filename, mode)
+        tree = ast.parse(source, filename, mode)
+    assert isinstance(tree, ast.Module)
     return tree
 
 
 def compile_tree(tree: ast.Module, filename: str, *, flags: int = 0) -> CodeType:
     """``compile`` of a tree under :data:`AST_LOCK`."""
     with AST_LOCK:
-        return compile(tree, filename, "exec", flags=flags, dont_inherit=True)
+        code: CodeType = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
+    return code

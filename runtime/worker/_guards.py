@@ -16,17 +16,23 @@ facades or provider proxies.
 
 from __future__ import annotations
 
+import itertools
 import types
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from RestrictedPython.Guards import guarded_unpack_sequence as _rp_unpack_sequence
-
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
-from runtime.worker._policy import DENIED_ATTRIBUTES, FILENAME
-from runtime.worker._values import ASYNC_STEPS, PLAIN, Admission, is_vetted_record
+from runtime.worker._policy import DENIED_ATTRIBUTES, FILENAME, REFUSED_DUNDERS, WRITE_REFUSED
+from runtime.worker._values import (
+    ASYNC_STEPS,
+    PLAIN,
+    SAFE_DUNDERS,
+    Admission,
+    function_str,
+    is_vetted_record,
+)
 
 # Driving a coroutine by hand would surface the futures it waits on.
 _COROUTINE_DRIVERS = frozenset({"send", "throw"})
@@ -115,6 +121,18 @@ class SnippetClasses:
     def owns_instance(self, obj: Any) -> bool:
         return self.defined(type(obj))
 
+    def owns(self, obj: Any) -> bool:
+        """``obj`` is the snippet's own: an instance of one of its classes, one of its classes,
+        or one of its functions (or a method of one bound to its object)."""
+        kind = type(obj)
+        if kind is types.FunctionType:
+            return bool(obj.__code__.co_filename == FILENAME)
+        if kind is types.MethodType:
+            return self.owns(obj.__func__)
+        if isinstance(obj, type):
+            return self.defined(obj)
+        return self.defined(kind)
+
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
 
@@ -136,6 +154,12 @@ class Guards:
     admit: Callable[[Any], Any]
     write: Callable[[Any], Any]
     inplace: Callable[[Any], Any]
+    private: Callable[[Any, str], Any]
+    """``obj._name`` and ``obj.__name__`` written in the snippet."""
+    admitted: Callable[..., bool]
+    star: Callable[[Any], Any]
+    kwargs: Callable[[Any], Any]
+    apply: Callable[..., Any]
     unpack_sequence: Callable[..., list[Any]]
     iter_unpack_sequence: Callable[..., Iterator[Any]]
     async_iter_unpack_sequence: Callable[..., AsyncIterator[Any]]
@@ -151,7 +175,11 @@ class Guards:
             "_call_": self.call[0],
             "_call0_": self.call[1],
             "_call1_": self.call[2],
-            "_apply_": self.call[0],
+            "_apply_": self.apply,
+            "_getattr_private_": self.private,
+            "_admitted_": self.admitted,
+            "_star_": self.star,
+            "_kwargs_": self.kwargs,
             "_getitem_": self.getitem,
             "_getiter_": self.iter,
             "_getaiter_": self.aiter,
@@ -185,6 +213,82 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if type(value) in PLAIN:
             return value
         return admit(value, f"attribute {name!r}")
+
+    def private_getattr(obj: Any, name: str) -> Any:
+        """``obj._name`` or ``obj.__name__``: any such name of the snippet's own objects, the
+        harmless dunders (``__name__``, ``__class__``, ``__init__``, operators...) of anything,
+        never those of :data:`REFUSED_DUNDERS`; what comes back is checked, deeply when it
+        may hold what the runtime put there."""
+        if name in REFUSED_DUNDERS or name in DENIED_ATTRIBUTES:
+            raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
+        if type(obj) in _NEVER_HOLDERS:
+            raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
+        if classes.owns(obj):
+            value = getattr(obj, name)
+            if name == "__dict__":
+                return admit_deep(value, "attribute '__dict__'")
+            return value if type(value) in PLAIN else admit(value, f"attribute {name!r}")
+        if name not in SAFE_DUNDERS:
+            if type(obj) is super:  # super()._helper(): the snippet's own parent method
+                value = getattr(obj, name)
+                if classes.owns(value):
+                    return value
+            raise _deny(
+                f"attribute {name!r} of a {type(obj).__name__} object",
+                "private names are readable on the snippet's own objects only",
+            )
+        return admit_deep(getattr(obj, name), f"attribute {name!r}")
+
+    def slot_guard(original: Any, /, *args: Any) -> Any:
+        """``object.__setattr__(obj, name, value)``, ``obj.__delattr__(name)``,
+        ``object.__getattribute__(obj, name)``: the name and the object pass the checks of
+        ``obj.name = value`` and ``obj.name`` first."""
+        bound = type(original) is types.MethodWrapperType
+        obj, rest = (original.__self__, args) if bound else ((args or (None,))[0], args[1:])
+        if not rest or type(rest[0]) is not str:
+            return original(*args)  # CPython's own error for the wrong arguments
+        name = rest[0]
+        if name in DENIED_ATTRIBUTES or name in REFUSED_DUNDERS:
+            raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
+        if original.__name__ == "__getattribute__":
+            if name.startswith("_"):
+                return private_getattr(obj, name)
+            return compiled_getattr(obj, name)
+        if name in WRITE_REFUSED:
+            raise _deny(f"writing attribute {name!r}", "it changes what an object is")
+        guarded_write(obj)
+        return original(*args)
+
+    def admitted(*values: Any) -> bool:
+        """What a ``case`` pattern captured, checked before its guard and body see it."""
+        for value in values:
+            if type(value) not in PLAIN:
+                admit(value, "what this pattern captured")
+        return True
+
+    def star(value: Any) -> Any:
+        """``f(*value)``: iterated through the guard; a value that does not iterate becomes a
+        marker, so ``apply`` names ``f`` in the error as CPython does."""
+        kind = type(value)
+        if kind in FAST_ITERABLES or hasattr(kind, "__iter__") or hasattr(kind, "__getitem__"):
+            return guarded_iter(value)
+        return (_NotUnpacked(value, "*"),)
+
+    def kwargs(value: Any) -> Any:
+        """``f(**value)``: a dict as it is; another mapping's items through the guards."""
+        if type(value) is dict:
+            return value
+        if hasattr(type(value), "keys"):
+            return {key: guarded_getitem(value, key) for key in guarded_iter(value.keys())}
+        return {_NOT_UNPACKED: _NotUnpacked(value, "**")}
+
+    def apply(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """A call with ``*`` or ``**``; the checks of ``_call_``."""
+        bad = kwargs.pop(_NOT_UNPACKED, None)
+        for arg in (bad, *args):
+            if type(arg) is _NotUnpacked:
+                raise arg.error(func)
+        return guarded_call(func, *args, **kwargs)
 
     def guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         """``obj.name`` for a name known only at run time (a format field walk)."""
@@ -311,6 +415,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     def guarded_write(obj: Any) -> Any:
         if type(obj) in _WRITABLE_CONTAINERS:
             return obj
+        if isinstance(obj, type) and classes.defined(obj):
+            return obj  # class attributes of the snippet's own classes (C.count += 1)
         if isinstance(obj, type):
             raise _deny(f"writing to {getattr(obj, '__name__', type(obj).__name__)}", "read-only")
         if classes.owns_instance(obj):
@@ -324,11 +430,27 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
 
     def unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Any:
         """``a, (b, c) = value``: unpack through the iteration guard, nested levels included.
-        A flat target over a tuple or list needs no guard: Python unpacks it as it is."""
+        A flat target over a tuple or list needs no guard: Python unpacks it as it is. Without
+        a starred name, an iterator gives up one item more than the target binds, no more
+        (what is left stays for the next reader, as in CPython)."""
         if not spec["childs"] and type(it) in _FLAT:
             return it
-        result: list[Any] = _rp_unpack_sequence(it, spec, guarded_iter)  # type: ignore[no-untyped-call]
-        return result
+        if spec.get("star", True) or type(it) in _FLAT:
+            items = list(guarded_iter(it))
+        else:
+            wanted = spec["min_len"]
+            source = guarded_iter(it)
+            items = list(itertools.islice(source, wanted))
+            if len(items) < wanted:
+                raise ValueError(
+                    f"not enough values to unpack (expected {wanted}, got {len(items)})"
+                )
+            for _ in source:
+                raise ValueError(f"too many values to unpack (expected {wanted})")
+        if len(items) >= spec["min_len"]:
+            for index, child in spec["childs"]:
+                items[index] = unpack_sequence(items[index], child, guarded_iter)
+        return items
 
     def iter_unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Iterator[Any]:
         flat = not spec["childs"]
@@ -341,10 +463,16 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         async for item in guarded_aiter(it):
             yield unpack_sequence(item, spec, guarded_iter)
 
+    admission.slot_guard = slot_guard
     formats = Formats(guarded_getattr, guarded_getitem)
     admission.formats = formats
     guards = Guards(
         getattr=guarded_getattr,
+        private=private_getattr,
+        admitted=admitted,
+        star=star,
+        kwargs=kwargs,
+        apply=apply,
         compiled_getattr=compiled_getattr,
         callattr=(guarded_callattr, callattr0, callattr1, callattr2),
         call=(guarded_call, call0, call1),
@@ -359,9 +487,29 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         async_iter_unpack_sequence=async_iter_unpack_sequence,
         formats=formats,
     )
+    admission.vet(slot_guard)
     for function in guards.functions():
         admission.vet(function)
     return guards
+
+
+_NOT_UNPACKED = "\x00not unpacked"
+
+
+class _NotUnpacked:
+    """What ``f(*x)`` or ``f(**x)`` got that does not unpack; ``apply`` raises CPython's error."""
+
+    __slots__ = ("how", "value")
+
+    def __init__(self, value: Any, how: str) -> None:
+        self.value, self.how = value, how
+
+    def error(self, func: Any) -> TypeError:
+        kind = "an iterable" if self.how == "*" else "a mapping"
+        return TypeError(
+            f"{function_str(func)} argument after {self.how} must be {kind}, "
+            f"not {type(self.value).__name__}"
+        )
 
 
 _PLAIN_SLOW = frozenset({"format", "format_map"})

@@ -150,7 +150,8 @@ class Prepared:
         ADOPTION.adopt, ADOPTION.vet = classes.adopt, admission.vet
         return {
             "__builtins__": table,
-            "__name__": "snippet",
+            "__name__": "__main__",
+            "__annotations__": {},
             "__metaclass__": classes.metaclass,
             **guards.as_globals(),
         }

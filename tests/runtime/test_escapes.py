@@ -21,7 +21,9 @@ from fabric import Fabric
 ESCAPE = 'open("{canary}", "w").write("escaped")'
 PRIVATE = "names starting with '_' are private"
 INTERNALS = "it exposes interpreter internals"
-INVALID = "is an invalid attribute name because it starts with"
+RESTRICTED = "is a restricted name: it exposes interpreter internals"
+OWN_ONLY = "private names are readable on the snippet's own objects only"
+RESERVED = "is a reserved name"
 
 
 @dataclass(frozen=True)
@@ -84,31 +86,31 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "globals of a function by format": Refusal(
             "def f():\n    pass\n'{0.__globals__}'.format(f)", "policy", PRIVATE
         ),
-        "f-string attribute": Refusal("f'{().__class__}'", "policy", INVALID),
+        "f-string attribute": Refusal("f'{().__class__.__subclasses__()}'", "policy", RESTRICTED),
     },
     "exception carriers": {
         "traceback of a caught error": Refusal(
-            "try:\n    1 / 0\nexcept Exception as e:\n    e.__traceback__", "policy", INVALID
+            "try:\n    1 / 0\nexcept Exception as e:\n    e.__traceback__", "policy", RESTRICTED
         ),
         "the context chain": Refusal(
-            "try:\n    try:\n        1 / 0\n    except Exception:\n        raise ValueError()\nexcept ValueError as e:\n    e.__context__",
+            "try:\n    try:\n        1 / 0\n    except Exception:\n        raise ValueError()\nexcept ValueError as e:\n    e.__context__.__traceback__",
             "policy",
-            INVALID,
+            RESTRICTED,
         ),
         "the cause chain": Refusal(
-            "try:\n    raise ValueError() from KeyError()\nexcept ValueError as e:\n    e.__cause__",
+            "try:\n    raise ValueError() from KeyError()\nexcept ValueError as e:\n    e.__cause__.__traceback__",
             "policy",
-            INVALID,
+            RESTRICTED,
         ),
         "traceback frame": Refusal(
             "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\ntb.tb_frame.f_globals",
             "policy",
-            INVALID,
+            RESTRICTED,
         ),
         "traceback next": Refusal(
             "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\ntb.tb_next",
             "policy",
-            INVALID,
+            RESTRICTED,
         ),
         "an exception leaving the sandbox": Refusal(
             "try:\n    1 / 0\nexcept Exception as e:\n    return e",
@@ -192,7 +194,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "collections.abc": Refusal(
             "import collections\ncollections.abc", "runtime", "collections.abc is not available"
         ),
-        "random._os": Refusal("import random\nrandom._os", "policy", INVALID),
+        "random._os": Refusal("import random\nrandom._os", "policy", OWN_ONLY),
         "re internals": Refusal(
             "import re\nre.sre_compile", "runtime", "re.sre_compile is not available"
         ),
@@ -228,12 +230,14 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
     },
     "descriptors and class machinery": {
         "subclasses from a tuple": Refusal(
-            "().__class__.__bases__[0].__subclasses__()", "policy", INVALID
+            "().__class__.__bases__[0].__subclasses__()", "policy", RESTRICTED
         ),
-        "object.__subclasses__": Refusal("object.__subclasses__()", "policy", INVALID),
+        "object.__subclasses__": Refusal("object.__subclasses__()", "policy", RESTRICTED),
         "int.mro": Refusal("int.mro()[-1]", "policy", INTERNALS),
-        "type.__subclasses__": Refusal("type.__subclasses__(object)", "policy", INVALID),
-        "a class namespace": Refusal("str.__dict__", "policy", INVALID),
+        "type.__subclasses__": Refusal("type.__subclasses__(object)", "policy", RESTRICTED),
+        "a class namespace": Refusal(
+            "str.__dict__", "policy", "a class namespace from outside the snippet"
+        ),
         "a metaclass keyword": Refusal(
             "class A(metaclass=print):\n    pass", "policy", '"metaclass" is not allowed'
         ),
@@ -244,45 +248,45 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "return list.append", "runtime", "cannot leave the sandbox"
         ),
         "decorator taking the code": Refusal(
-            "def deco(f):\n    return f.__code__\n@deco\ndef g():\n    pass\ng", "policy", INVALID
+            "def deco(f):\n    return f.__code__\n@deco\ndef g():\n    pass\ng",
+            "policy",
+            RESTRICTED,
         ),
         "init_subclass": Refusal(
-            "class X:\n    def __init_subclass__(cls):\n        pass",
+            "class X:\n    def __init_subclass__(cls):\n        cls.seen = cls.__dict__\n"
+            "class Y(X):\n    pass",
             "policy",
-            '"__init_subclass__" is an invalid',
+            "a class namespace from outside the snippet",
         ),
         "a descriptor's __get__": Refusal(
-            "class D:\n    def __get__(self, obj, owner):\n        return owner\n",
+            "class D:\n    def __get__(self, obj, owner):\n        return owner\n"
+            "class H:\n    d = D()\nH.d.__dict__",
             "policy",
-            '"__get__" is an invalid',
+            "a class namespace from outside the snippet",
         ),
         "__del__ running in the host": Refusal(
             "class X:\n    def __del__(self):\n        " + ESCAPE + "\nreturn X()",
             "policy",
-            '"__del__" is an invalid',
+            '"__del__" cannot be defined',
         ),
         "__repr__ running in the host": Refusal(
             "class X:\n    def __repr__(self):\n        " + ESCAPE + "\nreturn X()",
-            "policy",
-            '"__repr__" is an invalid',
+            "runtime",
+            "X object is not plain data",
         ),
     },
     "builtins": {
         "lambda globals": Refusal(
-            "(lambda: 0).__globals__['__builtins__']['open']", "policy", INVALID
+            "(lambda: 0).__globals__['__builtins__']['open']", "policy", RESTRICTED
         ),
-        "function globals": Refusal("def f():\n    pass\nf.__globals__", "policy", INVALID),
-        "__builtins__": Refusal("__builtins__['open']", "policy", "invalid variable name"),
-        "__import__": Refusal(
-            "__import__('os').system('touch {canary}')", "policy", "invalid variable name"
-        ),
-        "print.__self__": Refusal("print.__self__", "policy", INVALID),
+        "function globals": Refusal("def f():\n    pass\nf.__globals__", "policy", RESTRICTED),
+        "__builtins__": Refusal("__builtins__['open']", "policy", RESERVED),
+        "__import__": Refusal("__import__('os').system('touch {canary}')", "policy", RESERVED),
+        "print.__self__": Refusal("print.__self__", "policy", RESTRICTED),
         "ToolError.__init__.__globals__": Refusal(
-            "ToolError.__init__.__globals__", "policy", INVALID
+            "ToolError.__init__.__globals__", "policy", RESTRICTED
         ),
-        "class body builtins": Refusal(
-            "class A:\n    x = __builtins__\nA.x", "policy", "invalid variable name"
-        ),
+        "class body builtins": Refusal("class A:\n    x = __builtins__\nA.x", "policy", RESERVED),
         "getattr": Refusal("getattr(1, '__class__')", "runtime", "name 'getattr' is not defined"),
         "type": Refusal("type(1)", "runtime", "name 'type' is not defined"),
         "eval": Refusal("eval('1')", "policy", "Eval calls are not allowed"),
@@ -294,8 +298,8 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "breakpoint": Refusal("breakpoint()", "policy", '"breakpoint" is a reserved name'),
     },
     "the host's objects": {
-        "provider internals": Refusal("tools._channel", "policy", INVALID),
-        "a provider's call method": Refusal("tools.read.__call__.__self__", "policy", INVALID),
+        "provider internals": Refusal("tools._channel", "policy", OWN_ONLY),
+        "a provider's call method": Refusal("tools.read.__call__.__self__", "policy", RESTRICTED),
         "overwrite a provider": Refusal(
             "tools.read = print", "policy", "writing to a Namespace object is not allowed"
         ),
@@ -305,12 +309,26 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "overwrite a builtin type": Refusal(
             "list.append = print", "policy", "writing to list is not allowed"
         ),
-        "namespace internals": Refusal("tools._names = []", "policy", INVALID),
+        "namespace internals": Refusal(
+            "tools._names = []", "policy", "writing to a Namespace object is not allowed"
+        ),
         "print to a file": Refusal(
             "print('x', file='{canary}')", "policy", "print(file=...) is not allowed"
         ),
-        "match statement": Refusal("match 1:\n    case 1:\n        pass", "policy", "Match"),
-        "except*": Refusal("try:\n    pass\nexcept* Exception:\n    pass", "policy", "TryStar"),
+        "a match pattern reading a private attribute": Refusal(
+            "match print:\n    case object(__self__=s):\n        pass", "policy", "it is private"
+        ),
+        "a match pattern reading __class__": Refusal(
+            "import json\nmatch json.loads:\n    case object(__class__=k):\n        pass",
+            "policy",
+            "it is private",
+        ),
+        "an exception group's traceback": Refusal(
+            "try:\n    raise ExceptionGroup('g', [ValueError()])\n"
+            "except* ValueError as eg:\n    eg.__traceback__.tb_frame",
+            "policy",
+            RESTRICTED,
+        ),
     },
 }
 

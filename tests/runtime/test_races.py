@@ -102,4 +102,4 @@ async def test_exec_answers_every_program(fab: Fabric, code: str) -> None:
     result = await fab.exec(code)
     assert result.ok in (True, False)
     if not result.ok:
-        assert result.error is not None and result.error.message
+        assert result.error is not None and (result.error.message or result.error.type)

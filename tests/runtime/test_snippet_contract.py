@@ -336,6 +336,6 @@ async def test_a_snippet_compiled_once_runs_the_same_every_time(fab: Fabric) -> 
 
 
 async def test_errors_of_uncompilable_snippets_still_name_every_problem(fab: Fabric) -> None:
-    result = await fab.exec("x = _secret\ny = _other\n")
+    result = await fab.exec("x = _getattr_\ny = __builtins__\n")
     assert not result.ok and result.error is not None
     assert len(result.error.problems) == 2
