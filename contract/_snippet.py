@@ -7,7 +7,14 @@ when any of those drift from here. Standard library only, so the worker imports 
 
 from __future__ import annotations
 
+import builtins
 import math
+
+_EXCEPTIONS = tuple(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
 
 NAMESPACES: tuple[str, ...] = ("tools", "mcp", "ctx", "state", "memory", "agents", "extensions")
 """Provider namespaces, globals in every snippet."""
@@ -206,37 +213,25 @@ NEVER: dict[str, str] = {
 
 BUILTINS: tuple[str, ...] = (
     # functions
-    "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "enumerate", "filter",
-    "format", "hash", "hex", "id", "isinstance", "issubclass", "iter", "len", "map", "max",
-    "min", "next", "oct", "ord", "pow", "print", "repr", "reversed", "round", "sorted", "sum",
-    "zip",
+    "abs", "all", "any", "ascii", "bin", "callable", "chr", "delattr", "divmod", "enumerate",
+    "filter", "format", "getattr", "hasattr", "hash", "hex", "id", "isinstance", "issubclass",
+    "iter", "len", "map", "max", "min", "next", "oct", "ord", "pow", "print", "repr",
+    "reversed", "round", "setattr", "sorted", "sum", "vars", "zip",
     # types
     "bool", "bytearray", "bytes", "classmethod", "complex", "dict", "float", "frozenset",
     "int", "list", "object", "property", "range", "set", "slice", "staticmethod", "str",
-    "super", "tuple",
+    "super", "tuple", "type",
     # constants
     "True", "False", "None", "Ellipsis", "NotImplemented",
-    # exceptions and warnings
-    "ArithmeticError", "AssertionError", "AttributeError", "BaseException",
-    "BaseExceptionGroup", "BufferError", "BytesWarning", "ConnectionError",
-    "DeprecationWarning", "EOFError", "EnvironmentError", "Exception", "ExceptionGroup",
-    "FileNotFoundError", "FloatingPointError", "FutureWarning", "GeneratorExit", "IOError",
-    "ImportError", "ImportWarning", "IndentationError", "IndexError", "KeyError",
-    "KeyboardInterrupt", "LookupError", "MemoryError", "NameError", "NotImplementedError",
-    "OSError", "OverflowError", "PendingDeprecationWarning", "PermissionError",
-    "RecursionError", "ReferenceError", "RuntimeError", "RuntimeWarning",
-    "StopAsyncIteration", "StopIteration", "SyntaxError", "SyntaxWarning", "SystemError",
-    "SystemExit", "TabError", "TimeoutError", "TypeError", "UnboundLocalError",
-    "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeError", "UnicodeTranslateError",
-    "UnicodeWarning", "UserWarning", "ValueError", "Warning", "ZeroDivisionError",
+    # exceptions and warnings: every one CPython has
+    *sorted(_EXCEPTIONS),
     # Fabric's own
     "ToolError", "PolicyError",
 )  # fmt: skip
 """Every builtin name a snippet can use."""
 
 REFUSED_BUILTINS: tuple[str, ...] = (
-    "type", "getattr", "setattr", "delattr", "hasattr", "open", "eval", "exec", "compile",
-    "globals", "locals", "vars", "dir", "__import__", "breakpoint", "input", "memoryview",
-    "help", "exit", "quit",
+    "open", "eval", "exec", "compile", "globals", "locals", "dir", "__import__", "breakpoint",
+    "input", "memoryview", "help", "exit", "quit",
 )  # fmt: skip
 """Builtins that are not there at all (``__import__`` is replaced by the facade import)."""

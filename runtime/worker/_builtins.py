@@ -1,9 +1,11 @@
 """The snippet's builtins, as the contract lists them: guarded iteration, a capped ``print``.
 
 Builtins that iterate their argument (``sorted``, ``min``, ``enumerate``, ``zip``...) do it
-through the iteration guard, so what they hand back holds only admitted items. ``type``,
-``getattr``, ``open``, ``eval``, ``exec``, ``globals``, ``vars``, ``dir``, ``__import__`` and
-the like are not there at all.
+through the iteration guard, so what they hand back holds only admitted items; ``getattr``,
+``hasattr``, ``setattr``, ``delattr`` and ``vars`` go through the checks of ``.`` access and
+assignment; ``type`` is the real class, whose results the call guard checks (three arguments
+make a class as a ``class`` statement does). ``open``, ``eval``, ``exec``, ``globals``,
+``dir``, ``__import__`` and the like are not there at all.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ def build_builtins(
     guarded, plus what compiled code calls behind the scenes."""
     own: dict[str, Any] = {
         **guarded_builtins(guards),
+        **guards.builtins,
         "print": print_fn,
         "ToolError": ToolError,
         "PolicyError": PolicyError,

@@ -160,6 +160,9 @@ class Guards:
     star: Callable[[Any], Any]
     kwargs: Callable[[Any], Any]
     apply: Callable[..., Any]
+    builtins: dict[str, Callable[..., Any]]
+    """``getattr``, ``hasattr``, ``setattr``, ``delattr`` and ``vars``, through the same checks
+    as ``.`` access and assignment."""
     unpack_sequence: Callable[..., list[Any]]
     iter_unpack_sequence: Callable[..., Iterator[Any]]
     async_iter_unpack_sequence: Callable[..., AsyncIterator[Any]]
@@ -193,7 +196,12 @@ class Guards:
 
     def functions(self) -> list[object]:
         """Every callable here, for the admission's list of what the snippet may hold."""
-        return [*self.as_globals().values(), self.getattr, *self.formats.unbound.values()]
+        return [
+            *self.as_globals().values(),
+            self.getattr,
+            *self.builtins.values(),
+            *self.formats.unbound.values(),
+        ]
 
 
 def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
@@ -290,6 +298,62 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                 raise arg.error(func)
         return guarded_call(func, *args, **kwargs)
 
+    def attribute_name(name: object, builtin: str) -> str:
+        if type(name) is not str:
+            raise TypeError(
+                f"{builtin}(): attribute name must be string, not '{type(name).__name__}'"
+            )
+        if name in DENIED_ATTRIBUTES or name in REFUSED_DUNDERS:
+            raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
+        return name
+
+    def getattr_(obj: Any, name: str, *default: Any) -> Any:
+        """``getattr``: ``obj.name`` for a name known at run time."""
+        if len(default) > 1:
+            raise TypeError(f"getattr expected at most 3 arguments, got {2 + len(default)}")
+        attribute_name(name, "getattr")
+        read = private_getattr if name.startswith("_") else compiled_getattr
+        if not default:
+            return read(obj, name)
+        try:
+            return read(obj, name)
+        except AttributeError:
+            return default[0]
+
+    def hasattr_(obj: Any, name: str) -> bool:
+        """``hasattr``: whether ``getattr`` finds it (a refused name is refused, not False)."""
+        attribute_name(name, "hasattr")
+        try:
+            getattr_(obj, name)
+        except AttributeError:
+            return False
+        return True
+
+    def setattr_(obj: Any, name: str, value: Any) -> None:
+        """``setattr``: ``obj.name = value`` for a name known at run time."""
+        attribute_name(name, "setattr")
+        if name in WRITE_REFUSED:
+            raise _deny(f"writing attribute {name!r}", "it changes what an object is")
+        setattr(guarded_write(obj), name, value)
+
+    def delattr_(obj: Any, name: str) -> None:
+        """``delattr``: ``del obj.name`` for a name known at run time."""
+        attribute_name(name, "delattr")
+        if name in WRITE_REFUSED:
+            raise _deny(f"deleting attribute {name!r}", "it changes what an object is")
+        delattr(guarded_write(obj), name)
+
+    def vars_(*obj: Any) -> Any:
+        """``vars(obj)``: its ``__dict__``, under the rules of ``obj.__dict__``."""
+        if len(obj) != 1:
+            if not obj:
+                raise _deny("vars() without an argument", "a snippet's scopes are not values")
+            raise TypeError(f"vars expected at most 1 argument, got {len(obj)}")
+        try:
+            return private_getattr(obj[0], "__dict__")
+        except AttributeError:
+            raise TypeError("vars() argument must have __dict__ attribute") from None
+
     def guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         """``obj.name`` for a name known only at run time (a format field walk)."""
         check_name(name)
@@ -354,9 +418,12 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         return guarded_iter(source)
 
     def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
-        """``func(...)``: the result is checked; container builders iterate through the guard."""
+        """``func(...)``: the result is checked; container builders iterate through the guard;
+        ``type(name, bases, namespace)`` makes a class as a ``class`` statement does."""
         if type(func) is type and func in _CONTAINERS and args and type(args[0]) not in PLAIN:
             args = (built_from(func, args[0]), *args[1:])
+        elif func is type and len(args) == 3 and not kwargs:
+            return classes.metaclass(*args)
         return call_result(func(*args, **kwargs))
 
     def call0(func: Any, /) -> Any:
@@ -468,6 +535,13 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     admission.formats = formats
     guards = Guards(
         getattr=guarded_getattr,
+        builtins={
+            "getattr": getattr_,
+            "hasattr": hasattr_,
+            "setattr": setattr_,
+            "delattr": delattr_,
+            "vars": vars_,
+        },
         private=private_getattr,
         admitted=admitted,
         star=star,

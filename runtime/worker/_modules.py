@@ -27,6 +27,7 @@ import math
 import random
 import re
 import statistics
+import sys
 import textwrap
 import types
 import uuid
@@ -232,8 +233,14 @@ def make_import(facades: dict[str, Facade]) -> Any:
             raise ImportError("relative imports are not available in snippets")
         root = name.split(".")[0]
         if root not in facades:
-            why = f" ({NEVER[root]})" if root in NEVER else ""
-            raise ImportError(f"import of {name!r} is not allowed{why}; allowed modules: {allowed}")
+            message = f"import of {name!r} is not allowed"
+            if root in NEVER:
+                raise ImportError(f"{message} ({NEVER[root]}); allowed modules: {allowed}")
+            if root in sys.stdlib_module_names:
+                raise ImportError(f"{message}; allowed modules: {allowed}")
+            # a module no stdlib has: CPython's class for it, so `except ModuleNotFoundError`
+            # (the usual guard around an optional import) works
+            raise ModuleNotFoundError(f"{message}; allowed modules: {allowed}", name=name)
         if "." in name:
             raise ImportError(f"import of {name!r} is not allowed; import {root!r} instead")
         facade = facades[root]

@@ -242,7 +242,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "class A(metaclass=print):\n    pass", "policy", '"metaclass" is not allowed'
         ),
         "a subclass of type": Refusal(
-            "class M(type):\n    pass", "runtime", "name 'type' is not defined"
+            "class M(type):\n    pass", "policy", "metaclasses are refused"
         ),
         "an unbound method leaving": Refusal(
             "return list.append", "runtime", "cannot leave the sandbox"
@@ -287,13 +287,30 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "ToolError.__init__.__globals__", "policy", RESTRICTED
         ),
         "class body builtins": Refusal("class A:\n    x = __builtins__\nA.x", "policy", RESERVED),
-        "getattr": Refusal("getattr(1, '__class__')", "runtime", "name 'getattr' is not defined"),
-        "type": Refusal("type(1)", "runtime", "name 'type' is not defined"),
+        "getattr of a refused name": Refusal(
+            "getattr(print, '__self__')", "policy", "it exposes interpreter internals"
+        ),
+        "getattr of a private name of the runtime's": Refusal(
+            "import json\ngetattr(json, '_default_decoder')", "policy", OWN_ONLY
+        ),
+        "type of a runtime object": Refusal("type(print)", "policy", "the class builtins.method"),
+        "type with three arguments deriving from type": Refusal(
+            "type('M', (type,), {})", "policy", "metaclasses are refused"
+        ),
+        "setattr on a builtin": Refusal(
+            "setattr(len, '__doc__', 'x')", "policy", "writing to a builtin_function_or_method"
+        ),
+        "setattr of __class__": Refusal(
+            "class C:\n    pass\nsetattr(C(), '__class__', int)",
+            "policy",
+            "changes what an object is",
+        ),
+        "vars of a class": Refusal("vars(int)", "policy", "a class namespace"),
         "eval": Refusal("eval('1')", "policy", "Eval calls are not allowed"),
         "exec": Refusal("exec('import os')", "policy", "Exec calls are not allowed"),
         "compile": Refusal("compile('1', 'x', 'eval')", "runtime", "name 'compile' is not defined"),
         "globals": Refusal("globals()['__builtins__']", "runtime", "name 'globals' is not defined"),
-        "vars": Refusal("vars()", "runtime", "name 'vars' is not defined"),
+        "vars": Refusal("vars()", "policy", "a snippet's scopes are not values"),
         "open": Refusal(ESCAPE, "runtime", "name 'open' is not defined"),
         "breakpoint": Refusal("breakpoint()", "policy", '"breakpoint" is a reserved name'),
     },
