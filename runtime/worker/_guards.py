@@ -100,14 +100,8 @@ class SnippetClasses:
     def __init__(self) -> None:
         self._ids: set[int] = set()
         self._keep: list[type] = []
-
-    def metaclass(self, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
-        for base in bases:
-            if not isinstance(base, type):
-                raise _deny(f"class {name} with base {base!r}", "bases must be classes")
-            if issubclass(base, type):
-                raise _deny(f"class {name} deriving from type", "metaclasses are refused")
-        return self.adopt(type(name, bases, namespace))
+        self.metaclass = _ClassStatement(self)
+        """What every ``class`` statement of the snippet calls (as its ``metaclass``)."""
 
     def adopt(self, cls: type) -> type:
         """Count ``cls`` as the snippet's own (for classes a vetted factory made for it)."""
@@ -132,6 +126,64 @@ class SnippetClasses:
         if isinstance(obj, type):
             return self.defined(obj)
         return self.defined(kind)
+
+
+def _vetted_metaclasses() -> frozenset[type]:
+    import abc
+    import enum
+    import typing
+
+    found = {type, abc.ABCMeta, enum.EnumType}
+    for name in ("_ProtocolMeta", "_TypedDictMeta"):
+        found.add(getattr(typing, name))
+    return frozenset(found)
+
+
+VETTED_METACLASSES = _vetted_metaclasses()
+"""The metaclasses a snippet's class may get from its bases: ``type``, and those of ``abc``,
+``enum`` and ``typing``'s protocols and typed dicts. A snippet never names a metaclass."""
+
+
+class _ClassStatement:
+    """The ``metaclass`` of every class statement in a snippet: the class is made by its
+    bases' own metaclass (prepared namespace included, as ``enum`` needs), if that is one of
+    :data:`VETTED_METACLASSES`, and counts as the snippet's own."""
+
+    def __init__(self, classes: SnippetClasses) -> None:
+        self._classes = classes
+
+    @staticmethod
+    def _winner(name: str, bases: tuple[Any, ...]) -> type:
+        winner: type = type
+        for base in bases:
+            if not isinstance(base, type):
+                raise _deny(f"class {name} with base {base!r}", "bases must be classes")
+            if issubclass(base, type):
+                raise _deny(f"class {name} deriving from type", "metaclasses are refused")
+            meta = type(base)
+            if issubclass(meta, winner):
+                winner = meta
+            elif not issubclass(winner, meta):
+                raise TypeError(
+                    "metaclass conflict: the metaclass of a derived class must be a (non-strict) "
+                    "subclass of the metaclasses of all its bases"
+                )
+        if winner not in VETTED_METACLASSES:
+            raise _deny(f"class {name} made by {winner.__name__}", "metaclasses are refused")
+        return winner
+
+    def __prepare__(self, name: str, bases: tuple[Any, ...], **kwargs: Any) -> Any:
+        winner = self._winner(name, bases)
+        if winner is type:
+            return {}
+        return winner.__prepare__(name, bases, **kwargs)
+
+    def __call__(
+        self, name: str, bases: tuple[Any, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> type:
+        winner = self._winner(name, bases)
+        made: type = winner(name, bases, namespace, **kwargs)
+        return self._classes.adopt(made)
 
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
@@ -233,6 +285,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
         if classes.owns(obj):
             value = getattr(obj, name)
+            if name == "__members__" and type(value) is types.MappingProxyType:
+                return admit_deep(dict(value), "attribute '__members__'")  # an enum's members
             if name == "__dict__":
                 return admit_deep(value, "attribute '__dict__'")
             return value if type(value) in PLAIN else admit(value, f"attribute {name!r}")

@@ -9,33 +9,50 @@ loop ever reaches the snippet.
 
 from __future__ import annotations
 
+import abc
+import array
 import asyncio
 import base64
+import binascii
 import bisect
 import collections
+import contextlib
+import copy
+import csv
+import dataclasses
 import datetime
 import decimal
 import difflib
+import enum
 import fractions
 import functools
 import hashlib
 import heapq
 import importlib
+import io
 import itertools
 import json
 import math
+import operator
 import random
 import re
 import statistics
+import string
+import struct
 import sys
 import textwrap
+import time
 import types
+import typing
+import unicodedata
 import uuid
+import zoneinfo
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 from contract import MODULES, NEVER
 from runtime.worker import _audit
+from runtime.worker._vetted import ADOPTION, vetted_makers
 
 VETTED: dict[str, tuple[str, ...]] = {m: names for m, names in MODULES.items() if m != "asyncio"}
 """Modules whose facade exposes their own vetted names (``asyncio``'s is rebuilt below)."""
@@ -44,6 +61,22 @@ ALLOWED = tuple(sorted(MODULES))
 # The imports above preload every vetted module in the parent that forks workers, so an
 # import in a snippet costs nothing.
 _PRELOADED = (
+    abc,
+    array,
+    binascii,
+    contextlib,
+    copy,
+    csv,
+    dataclasses,
+    enum,
+    io,
+    operator,
+    string,
+    struct,
+    time,
+    typing,
+    unicodedata,
+    zoneinfo,
     base64,
     bisect,
     collections,
@@ -143,19 +176,6 @@ def _asyncio_facade() -> Facade:
     return Facade("asyncio", {name: made[name] for name in MODULES["asyncio"]})
 
 
-class Adoption:
-    """Where facade members that make something for the snippet register it: a class made
-    for it counts as the snippet's own, a closure made for it as vetted. The worker points
-    both at the execution's admission before the snippet runs."""
-
-    def __init__(self) -> None:
-        self.adopt: Callable[[type], type] = lambda cls: cls
-        self.vet: Callable[[Any], Any] = lambda value: value
-
-
-ADOPTION = Adoption()
-
-
 def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
     """Facade members that return new classes or functions, wrapped to register them."""
     import collections
@@ -182,6 +202,10 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
             )
         return ADOPTION.adopt(made)
 
+    def overload(func: Callable[..., Any]) -> Any:
+        """typing.overload."""
+        return ADOPTION.vet(typing.overload(func))
+
     def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
         """functools.lru_cache, as a decorator or a decorator factory."""
         return ADOPTION.vet(functools.lru_cache(maxsize, typed))
@@ -191,9 +215,11 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         return ADOPTION.vet(functools.cmp_to_key(mycmp))
 
     return {
+        **vetted_makers(),
         ("collections", "namedtuple"): namedtuple,
         ("functools", "lru_cache"): lru_cache,
         ("functools", "cmp_to_key"): cmp_to_key,
+        ("typing", "overload"): overload,
     }
 
 

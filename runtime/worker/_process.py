@@ -34,7 +34,6 @@ from runtime.worker._formatting import BoundFormat
 from runtime.worker._guards import SnippetClasses, make_guards
 from runtime.worker._heap import HEAP_MB, Heap
 from runtime.worker._modules import (
-    ADOPTION,
     Facade,
     TimeoutScope,
     build_facades,
@@ -45,6 +44,7 @@ from runtime.worker._output import Output
 from runtime.worker._policy import MAIN, CompileProblem, compile_snippet
 from runtime.worker._results import encode_result, exception_error
 from runtime.worker._values import Admission
+from runtime.worker._vetted import ADOPTION, GUARDED_MAKERS
 from runtime.worker._wire import WireLimits
 
 MAX_EXEC_MESSAGE = 64 * 1024 * 1024
@@ -140,7 +140,7 @@ class Prepared:
         classes = SnippetClasses()
         admission = Admission(
             facade_members(self.facades),
-            (Facade, Namespace, ProviderFunction, BoundFormat, TimeoutScope),
+            (Facade, Namespace, ProviderFunction, BoundFormat, TimeoutScope, *GUARDED_MAKERS),
             classes.defined,
         )
         guards = make_guards(admission, classes)
@@ -148,6 +148,8 @@ class Prepared:
         for value in table.values():
             admission.vet(value)
         ADOPTION.adopt, ADOPTION.vet = classes.adopt, admission.vet
+        ADOPTION.getattr, ADOPTION.getitem = guards.builtins["getattr"], guards.getitem
+        ADOPTION.owns = classes.owns
         return {
             "__builtins__": table,
             "__name__": "__main__",

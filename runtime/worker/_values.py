@@ -135,6 +135,11 @@ _VETTED_MODULES = frozenset(
         "_md5",
         "numbers",
         "time",
+        "_io",
+        "_csv",
+        "_struct",
+        "_operator",
+        "_contextvars",
     }
 )
 """The contract's modules and the C modules behind them, whose classes' instances snippets

@@ -213,15 +213,102 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "import subprocess": Refusal(
             "import subprocess", "runtime", "import of 'subprocess' is not allowed"
         ),
-        "import string": Refusal(
-            "import string\nstring.Formatter()", "runtime", "import of 'string' is not allowed"
+        "string.Formatter": Refusal(
+            "import string\nstring.Formatter()", "runtime", "string.Formatter is not available"
         ),
-        "import operator": Refusal(
-            "import operator\noperator.attrgetter('__class__')(1)",
+        "operator.attrgetter of a refused name": Refusal(
+            "import operator\noperator.attrgetter('__class__.__subclasses__')(1)",
+            "policy",
+            "it exposes interpreter internals",
+        ),
+        "operator.attrgetter of a private name": Refusal(
+            "import operator, json\noperator.attrgetter('_default_decoder')(json)",
+            "policy",
+            OWN_ONLY,
+        ),
+        "operator.methodcaller of a refused name": Refusal(
+            "import operator\noperator.methodcaller('__reduce_ex__', 2)(1)",
+            "policy",
+            "it exposes interpreter internals",
+        ),
+        "typing.get_type_hints": Refusal(
+            "import typing\ntyping.get_type_hints", "runtime", "get_type_hints is not available"
+        ),
+        "a forward reference's evaluation": Refusal(
+            "import typing\ntyping.List['int'].__args__[0]._evaluate({}, {}, frozenset())",
+            "policy",
+            "the sandbox refuses 'compile'",
+        ),
+        "time.sleep": Refusal(
+            "import time\ntime.sleep(1)", "runtime", "time.sleep is not available"
+        ),
+        "io's files": Refusal(
+            "import io\nio.open('/etc/passwd')", "runtime", "io.open is not available"
+        ),
+        "io.FileIO": Refusal(
+            "import io\nio.FileIO('/etc/passwd')", "runtime", "io.FileIO is not available"
+        ),
+        "a dataclass field named to inject code": Refusal(
+            "import dataclasses\nclass C:\n    __annotations__ = {'x=__import__(\"os\")': int}\n"
+            "dataclasses.dataclass(C)",
             "runtime",
-            "import of 'operator' is not allowed",
+            "dataclass field names must be identifiers",
         ),
-        "import typing": Refusal("import typing", "runtime", "import of 'typing' is not allowed"),
+        "dataclass of a class from outside": Refusal(
+            "import dataclasses, collections\ndataclasses.dataclass(collections.Counter)",
+            "runtime",
+            "dataclass() applies to classes the snippet defines",
+        ),
+        "a dataclass method's globals": Refusal(
+            "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int\nC.__init__.__globals__",
+            "policy",
+            RESTRICTED,
+        ),
+        "copy with a reduce hook naming a constructor": Refusal(
+            "import copy\nclass C:\n    def __reduce__(self):\n        return (print, ('x',))\ncopy.copy(C())",
+            "runtime",
+            "its class defines its own reduce hook",
+        ),
+        "copy of a module facade": Refusal(
+            "import copy, json\ncopy.copy(json)", "runtime", "it belongs to the sandbox"
+        ),
+        "deepcopy of a provider namespace inside a list": Refusal(
+            "import copy\ncopy.deepcopy([{'t': tools}])", "runtime", "it belongs to the sandbox"
+        ),
+        "a zoneinfo file outside the zones": Refusal(
+            "import zoneinfo\nzoneinfo.ZoneInfo('../../../etc/passwd')",
+            "runtime",
+            "No time zone found",
+        ),
+        "contextlib's redirect of stdout": Refusal(
+            "import contextlib\ncontextlib.redirect_stdout",
+            "runtime",
+            "redirect_stdout is not available",
+        ),
+        "an enum's class namespace": Refusal(
+            "import enum\nclass E(enum.Enum):\n    A = 1\nE.__dict__", "policy", "a class namespace"
+        ),
+        "abc's registry": Refusal(
+            "import abc\nclass A(abc.ABC):\n    pass\nA._abc_impl", "policy", "_abc_data"
+        ),
+        "a metaclass of abc's by keyword": Refusal(
+            "import abc\nclass A(metaclass=abc.ABCMeta):\n    pass",
+            "policy",
+            '"metaclass" is not allowed',
+        ),
+        "a subclass of ABCMeta": Refusal(
+            "import abc\nclass M(abc.ABCMeta):\n    pass", "policy", "metaclasses are refused"
+        ),
+        "csv reading a file name": Refusal(
+            "import csv\nlist(csv.reader(open('/etc/passwd')))",
+            "runtime",
+            "name 'open' is not defined",
+        ),
+        "struct reaching memory": Refusal(
+            "import struct\nstruct.unpack_from('P', b'')",
+            "runtime",
+            "unpack_from requires a buffer",
+        ),
         "namedtuple with a dunder field": Refusal(
             "import collections\ncollections.namedtuple('A', ['__class__'])",
             "runtime",
