@@ -264,9 +264,11 @@ def make_import(facades: dict[str, Facade]) -> Any:
                 raise ImportError(f"{message} ({NEVER[root]}); allowed modules: {allowed}")
             if root in sys.stdlib_module_names:
                 raise ImportError(f"{message}; allowed modules: {allowed}")
-            # a module no stdlib has: CPython's class for it, so `except ModuleNotFoundError`
-            # (the usual guard around an optional import) works
-            raise ModuleNotFoundError(f"{message}; allowed modules: {allowed}", name=name)
+            # a module no stdlib has: CPython's class and words for it, so `except
+            # ModuleNotFoundError` (the usual guard around an optional import) works
+            raise ModuleNotFoundError(
+                f"No module named {name!r} (snippets may import: {allowed})", name=name
+            )
         if "." in name:
             raise ImportError(f"import of {name!r} is not allowed; import {root!r} instead")
         facade = facades[root]

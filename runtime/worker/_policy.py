@@ -383,6 +383,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Any:
         made = cast(ast.ClassDef, super().visit_ClassDef(node))
+        made.keywords.extend(node.keywords)  # class C(Base, tag=1): for __init_subclass__
         for keyword in made.keywords:  # RestrictedPython parses its own class at line 1
             ast.copy_location(keyword, node)
             ast.copy_location(keyword.value, node)
