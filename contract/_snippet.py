@@ -264,9 +264,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "floordiv",
         "ge",
         "gt",
-        "iadd",
         "iand",
-        "iconcat",
         "ifloordiv",
         "ilshift",
         "imod",
@@ -275,7 +273,6 @@ MODULES: dict[str, tuple[str, ...]] = {
         "indexOf",
         "inv",
         "invert",
-        "ior",
         "ipow",
         "irshift",
         "is_",
@@ -463,7 +460,8 @@ is rebuilt from small wrappers, so no task, future or loop ever reaches a snippe
 others leave out on purpose: ``typing.get_type_hints`` (it evaluates strings),
 ``string.Formatter`` (it resolves attribute paths unguarded), ``time.sleep`` (use
 ``await asyncio.sleep``), ``io``'s files (only the in-memory ``StringIO`` and ``BytesIO``);
-``operator``'s getters, ``copy``, ``dataclasses``' class builders, ``contextlib``'s decorators
+``operator``'s in-place forms that iterate (``iadd``, ``ior``, ``iconcat``) are left out;
+its getters, ``copy``, ``dataclasses``' class builders, ``contextlib``'s decorators
 and ``zoneinfo.ZoneInfo`` are the sandbox's own, through the guards (see
 ``runtime.worker._vetted``)."""
 

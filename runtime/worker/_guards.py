@@ -187,6 +187,17 @@ class _ClassStatement:
 
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
+_CALLABLE_KINDS = frozenset(
+    {
+        types.FunctionType,
+        types.MethodType,
+        types.BuiltinFunctionType,
+        types.MethodWrapperType,
+        types.WrapperDescriptorType,
+        types.MethodDescriptorType,
+        types.ClassMethodDescriptorType,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -285,6 +296,13 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
         if classes.owns(obj):
             value = getattr(obj, name)
+            if name not in SAFE_DUNDERS and _from_outside(value):
+                # a private name of the snippet's class may still resolve to the runtime's
+                # code: enum's _convert_, abc's registry helpers, a base class's internals
+                raise _deny(
+                    f"attribute {name!r}",
+                    "it is a private method of a class from outside the snippet",
+                )
             if name == "__members__" and type(value) is types.MappingProxyType:
                 return admit_deep(dict(value), "attribute '__members__'")  # an enum's members
             if name == "__dict__":
@@ -320,6 +338,14 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             raise _deny(f"writing attribute {name!r}", "it changes what an object is")
         guarded_write(obj)
         return original(*args)
+
+    def _from_outside(value: Any) -> bool:
+        kind = type(value)
+        if kind not in _CALLABLE_KINDS:
+            return False
+        if kind is types.MethodType and admission.is_vetted(value.__func__):
+            return False
+        return not classes.owns(value) and not admission.is_vetted(value)
 
     def admitted(*values: Any) -> bool:
         """What a ``case`` pattern captured, checked before its guard and body see it."""

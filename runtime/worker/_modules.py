@@ -200,6 +200,10 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
             made = make(
                 str(typename), fields, rename=bool(rename), defaults=given, module="snippet"
             )
+        for member in vars(made).values():  # _make, _asdict, _replace: documented API
+            function = getattr(member, "__func__", member)
+            if isinstance(function, types.FunctionType):
+                ADOPTION.vet(function)
         return ADOPTION.adopt(made)
 
     def overload(func: Callable[..., Any]) -> Any:

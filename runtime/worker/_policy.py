@@ -307,14 +307,34 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def _pattern(self, node: ast.AST) -> Any:
         return self.node_contents_visit(node)
 
-    visit_MatchValue = visit_MatchSingleton = visit_MatchSequence = _pattern
-    visit_MatchMapping = visit_MatchOr = _pattern
+    visit_MatchSingleton = visit_MatchSequence = visit_MatchMapping = visit_MatchOr = _pattern
+
+    def _pattern_name(self, node: ast.AST, name: str) -> None:
+        if name.startswith("_") or name in DENIED_ATTRIBUTES:
+            self.error(node, f'"{name}" cannot be matched as an attribute: it is private.')
+
+    def _dotted(self, node: ast.expr) -> None:
+        """A pattern's ``Color.RED`` or ``module.Class``, which CPython looks up itself (a
+        pattern admits no call): every name in it passes the compile-time checks."""
+        while isinstance(node, ast.Attribute):
+            self._pattern_name(node, node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            self.check_name(node, node.id)
+
+    def visit_MatchValue(self, node: ast.MatchValue) -> Any:
+        if isinstance(node.value, ast.Attribute):
+            self._dotted(node.value)
+            return node
+        return self.node_contents_visit(node)
 
     def visit_MatchClass(self, node: ast.MatchClass) -> Any:
         for name in node.kwd_attrs:
-            if name.startswith("_"):
-                self.error(node, f'"{name}" cannot be matched as an attribute: it is private.')
-        return self.node_contents_visit(node)
+            self._pattern_name(node, name)
+        self._dotted(node.cls)
+        node.patterns = [self.visit(p) for p in node.patterns]
+        node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
+        return node
 
     def visit_MatchStar(self, node: ast.MatchStar) -> Any:
         self.check_name(node, node.name)
@@ -383,6 +403,9 @@ class SnippetPolicy(RestrictingNodeTransformer):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Any:
         made = cast(ast.ClassDef, super().visit_ClassDef(node))
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                self.error(node, "class keywords cannot be unpacked with **: name each one.")
         made.keywords.extend(node.keywords)  # class C(Base, tag=1): for __init_subclass__
         for keyword in made.keywords:  # RestrictedPython parses its own class at line 1
             ast.copy_location(keyword, node)

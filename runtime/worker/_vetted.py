@@ -76,6 +76,8 @@ typing._caller = _caller  # type: ignore[attr-defined]
 def _identifier(name: object, what: str) -> str:
     if type(name) is not str or not name.isidentifier() or keyword.iskeyword(name):
         raise TypeError(f"{what} must be identifiers, not {name!r}")
+    if name.startswith("__") and name.endswith("__"):
+        raise TypeError(f"{what} cannot be special names such as {name!r}")
     return name
 
 
@@ -83,10 +85,11 @@ def _adopted_dataclass(cls: type) -> type:
     ADOPTION.adopt(cls)
     for value in vars(cls).values():
         function = getattr(value, "__func__", value)
-        made_here = isinstance(function, types.FunctionType)
-        if made_here and function.__code__.co_filename == "<string>":  # dataclasses' exec
-            ADOPTION.vet(function)
-            ADOPTION.vet(value)
+        inner = getattr(function, "__wrapped__", function)  # __repr__ is wrapped once more
+        made_here = isinstance(inner, types.FunctionType)
+        if made_here and inner.__code__.co_filename == "<string>":  # dataclasses' exec
+            for made in (inner, function, value):
+                ADOPTION.vet(made)
     return cls
 
 
@@ -109,7 +112,10 @@ def dataclass(cls: Any = None, /, **options: Any) -> Any:
 def make_dataclass(cls_name: str, fields: Any, **options: Any) -> type:
     """dataclasses.make_dataclass; the class counts as the snippet's own."""
     _identifier(cls_name, "class names")
-    made = dataclasses.make_dataclass(cls_name, list(fields), **options)
+    fields = list(fields)
+    for spec in fields:
+        _identifier(spec if isinstance(spec, str) else spec[0], "dataclass field names")
+    made = dataclasses.make_dataclass(cls_name, fields, **options)
     return _adopted_dataclass(made)
 
 
@@ -194,9 +200,11 @@ _COPY_BUDGET = 100_000
 def _copyable(value: Any, deep: bool) -> None:
     """Refuse what copy would rebuild past the guards, anywhere in ``value``."""
     pending, seen, budget = [value], set(), _COPY_BUDGET
-    while pending and budget:
+    while pending:
         item = pending.pop()
         budget -= 1
+        if budget < 0:
+            raise TypeError(f"cannot copy more than {_COPY_BUDGET} objects in one call")
         if id(item) in seen:
             continue
         seen.add(id(item))

@@ -401,6 +401,162 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "open": Refusal(ESCAPE, "runtime", "name 'open' is not defined"),
         "breakpoint": Refusal("breakpoint()", "policy", '"breakpoint" is a reserved name'),
     },
+    "relaxed names, dunders and class machinery": {
+        "enum's _convert_ writing into a runtime module": Refusal(
+            "import enum\nclass E(enum.Enum):\n    A = 1\n"
+            "E._convert_('PLAIN', 'runtime.worker._guards', lambda n: False, source={})",
+            "policy",
+            "a private method of a class from outside the snippet",
+        ),
+        "abc's private helpers on the snippet's class": Refusal(
+            "import abc\nclass A(abc.ABC):\n    pass\nA._dump_registry()",
+            "policy",
+            "a private method of a class from outside the snippet",
+        ),
+        "a traceback handed to __exit__": Refusal(
+            "class CM:\n    def __enter__(self):\n        return self\n"
+            "    def __exit__(self, t, e, tb):\n        self.tb = tb\n        return True\n"
+            "with CM() as cm:\n    1 / 0\ncm.tb.__class__",
+            "policy",
+            "is a traceback from outside the snippet",
+        ),
+        "a traceback's frame through object.__getattribute__": Refusal(
+            "class CM:\n    def __enter__(self):\n        return self\n"
+            "    def __exit__(self, t, e, tb):\n        self.tb = tb\n        return True\n"
+            "with CM() as cm:\n    1 / 0\nobject.__getattribute__(cm.tb, 'tb_frame')",
+            "policy",
+            "is a traceback from outside the snippet",
+        ),
+        "a match pattern reading a frame": Refusal(
+            "def g():\n    yield 1\nmatch g():\n    case object(gi_frame=f):\n        pass",
+            "policy",
+            "cannot be matched as an attribute",
+        ),
+        "a match value reading a private name": Refusal(
+            "import json\nmatch 1:\n    case json._default_decoder:\n        pass",
+            "policy",
+            "cannot be matched as an attribute",
+        ),
+        "class keywords unpacked to name a metaclass": Refusal(
+            "class X(**{'metaclass': print}):\n    pass", "policy", "cannot be unpacked with **"
+        ),
+        "__mro_entries__ naming type as a base": Refusal(
+            "class M:\n    def __mro_entries__(self, bases):\n        return (type,)\n"
+            "class X(M()):\n    pass",
+            "policy",
+            "metaclasses are refused",
+        ),
+        "type.__new__ making a class past the class statement": Refusal(
+            "type.__new__(type, 'X', (), {})", "policy", "from outside the snippet"
+        ),
+        "ABCMeta called directly": Refusal(
+            "import abc\nabc.ABCMeta('X', (), {})", "policy", "the class abc.X from outside"
+        ),
+        "object.__setattr__ on a facade": Refusal(
+            "import json\nobject.__setattr__(json, 'loads', print)",
+            "policy",
+            "writing to a Facade object is not allowed",
+        ),
+        "object.__setattr__ on a host function": Refusal(
+            "import json\nobject.__setattr__(json.loads, '__kwdefaults__', {})",
+            "policy",
+            "writing to a function object is not allowed",
+        ),
+        "object.__getattribute__ of globals": Refusal(
+            "def f():\n    pass\nobject.__getattribute__(f, '__globals__')", "policy", "internals"
+        ),
+        "type.__setattr__ on a builtin class": Refusal(
+            "type.__setattr__(int, 'x', 1)", "policy", "the slot wrapper type.__setattr__"
+        ),
+        "super() over a host object's __setattr__": Refusal(
+            "import json\nsuper(object, json).__setattr__('x', 1)",
+            "policy",
+            "writing to a super object is not allowed",
+        ),
+        "super() reaching a vetted base's private method": Refusal(
+            "import textwrap\nclass W(textwrap.TextWrapper):\n    def go(self):\n"
+            "        return super()._split('a b')\nW().go()",
+            "policy",
+            OWN_ONLY,
+        ),
+        "getattr of __reduce_ex__": Refusal(
+            "getattr(1, '__reduce_ex__')(2)", "policy", "it exposes interpreter internals"
+        ),
+        "getattr of __subclasses__": Refusal(
+            "getattr(object, '__subclasses__')()", "policy", "it exposes interpreter internals"
+        ),
+        "a generic alias forwarding to its class namespace": Refusal(
+            "list[int].__dict__", "policy", "a class namespace"
+        ),
+        "a typing alias's private method": Refusal(
+            "import typing\ntyping.List._getitem", "policy", OWN_ONLY
+        ),
+        "a dataclass Field's internals": Refusal(
+            "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int = 1\n"
+            "dataclasses.fields(C)[0]._field_type",
+            "policy",
+            OWN_ONLY,
+        ),
+        "a dataclass field named __class__": Refusal(
+            "import dataclasses\ndataclasses.make_dataclass('X', ['__class__'])",
+            "runtime",
+            "cannot be special names",
+        ),
+        "a dataclass's repr wrapper's globals": Refusal(
+            "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int\n"
+            "C.__repr__.__wrapped__.__globals__",
+            "policy",
+            RESTRICTED,
+        ),
+        "deepcopy of a class with its own __reduce_ex__": Refusal(
+            "import copy\nclass C:\n    def __reduce_ex__(self, p):\n        return (print, ())\n"
+            "copy.deepcopy([C()])",
+            "runtime",
+            "its class defines its own reduce hook",
+        ),
+        "operator.iadd iterating past the guard": Refusal(
+            "import operator\noperator.iadd", "runtime", "operator.iadd is not available"
+        ),
+        "operator.attrgetter of a generator's frame": Refusal(
+            "import operator\ndef g():\n    yield 1\noperator.attrgetter('gi_frame')(g())",
+            "policy",
+            "it exposes interpreter internals",
+        ),
+        "a format spec walking a private name": Refusal(
+            "class C:\n    _x = 1\n'{0._x}'.format(C())", "policy", PRIVATE
+        ),
+        "a format field walking to globals": Refusal(
+            "def f():\n    pass\n'{0.__globals__}'.format(f)", "policy", PRIVATE
+        ),
+        "zoneinfo's real class": Refusal(
+            "import zoneinfo\nzoneinfo.ZoneInfo('UTC').__class__",
+            "policy",
+            "the class zoneinfo.ZoneInfo from outside",
+        ),
+        "assigning __class__ to a vetted class": Refusal(
+            "import textwrap\nclass C:\n    pass\nc = C()\nc.__class__ = textwrap.TextWrapper",
+            "policy",
+            "it changes what an object is",
+        ),
+        "setattr of __class__": Refusal(
+            "import textwrap\nclass C:\n    pass\nsetattr(C(), '__class__', textwrap.TextWrapper)",
+            "policy",
+            "it changes what an object is",
+        ),
+        "an enum member's __objclass__": Refusal(
+            "import enum\nclass E(enum.Enum):\n    A = 1\nE.A.__objclass__", "policy", RESTRICTED
+        ),
+        "vars of a class": Refusal("class C:\n    pass\nvars(C)", "policy", "a class namespace"),
+        "a guard's name rebound": Refusal(
+            "_getattr_ = lambda o, n: 1", "policy", '"_getattr_" is a reserved name'
+        ),
+        "__metaclass__ rebound": Refusal(
+            "__metaclass__ = type\nclass X:\n    pass", "policy", RESERVED
+        ),
+        "a finalizer": Refusal(
+            "class X:\n    def __del__(self):\n        pass", "policy", "cannot be defined"
+        ),
+    },
     "the host's objects": {
         "provider internals": Refusal("tools._channel", "policy", OWN_ONLY),
         "a provider's call method": Refusal("tools.read.__call__.__self__", "policy", RESTRICTED),
