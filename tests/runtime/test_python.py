@@ -199,6 +199,14 @@ CASES: dict[str, str] = {
         "it = iter([1, 2])\n[isinstance(id(it), int), callable(len), callable(1), next(it), "
         "next(it), next(it, 'end')]"
     ),
+    "builtins called wrongly say what CPython says": (
+        "errors = []\nfor call in (lambda: sum(), lambda: enumerate(), lambda: map(str), "
+        "lambda: filter(None), lambda: reversed(), lambda: sorted(), lambda: min(), "
+        "lambda: zip(1), lambda: enumerate(1), lambda: max(1)):\n"
+        "    try:\n        call()\n    except TypeError as e:\n        errors.append(str(e))\n"
+        "errors"
+    ),
+    "enumerate with a keyword": "list(enumerate(iterable='ab', start=1))",
     "iter with a sentinel": "xs = [1, 2, 0, 3]\nlist(iter(lambda: xs.pop(0), 0))",
     "every exception class": (
         "[issubclass(ModuleNotFoundError, ImportError), ProcessLookupError.__name__, "
