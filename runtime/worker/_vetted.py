@@ -60,9 +60,6 @@ def _trusted_create_fn(*args: Any, **kwargs: Any) -> Any:
         return _real_create_fn(*args, **kwargs)
 
 
-dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
-
-
 def _caller(depth: int = 1, default: str = "__main__") -> str:
     """``typing._caller`` without frames: ``TypeVar``, ``NewType`` and ``TypedDict`` read
     their caller's module from its frame (an audited ``sys._getframe`` the hook refuses);
@@ -70,7 +67,11 @@ def _caller(depth: int = 1, default: str = "__main__") -> str:
     return default
 
 
-typing._caller = _caller  # type: ignore[attr-defined]
+def patch_stdlib() -> None:
+    """In the process that builds the facades (the zygote, whose workers run snippets; never
+    the host): dataclasses' ``exec`` trusted, typing's frame walk gone."""
+    dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
+    typing._caller = _caller  # type: ignore[attr-defined]
 
 
 def _identifier(name: object, what: str) -> str:
@@ -267,7 +268,8 @@ class Zones:
 
 
 def vetted_makers() -> dict[tuple[str, str], Any]:
-    """The members above, by module and name."""
+    """The members above, by module and name (for the facades: patches the stdlib first)."""
+    patch_stdlib()
     zones = Zones()
 
     def ZoneInfo(key: str) -> zoneinfo.ZoneInfo:  # the name zoneinfo gives it
