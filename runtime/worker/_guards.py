@@ -323,7 +323,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         """``object.__setattr__(obj, name, value)``, ``obj.__delattr__(name)``,
         ``object.__getattribute__(obj, name)``: the name and the object pass the checks of
         ``obj.name = value`` and ``obj.name`` first."""
-        bound = type(original) is types.MethodWrapperType
+        bound = type(original) in (types.MethodWrapperType, types.MethodType)
         obj, rest = (original.__self__, args) if bound else ((args or (None,))[0], args[1:])
         if not rest or type(rest[0]) is not str:
             return original(*args)  # CPython's own error for the wrong arguments

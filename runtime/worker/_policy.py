@@ -307,7 +307,11 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def _pattern(self, node: ast.AST) -> Any:
         return self.node_contents_visit(node)
 
-    visit_MatchSingleton = visit_MatchSequence = visit_MatchMapping = visit_MatchOr = _pattern
+    visit_MatchSingleton = visit_MatchSequence = visit_MatchOr = _pattern
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> Any:
+        self.check_name(node, node.rest)
+        return self.node_contents_visit(node)
 
     def _pattern_name(self, node: ast.AST, name: str) -> None:
         if name.startswith("_") or name in DENIED_ATTRIBUTES:

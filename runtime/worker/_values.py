@@ -523,7 +523,8 @@ class Admission:
         for klass in owner.__mro__:
             found = klass.__dict__.get(name)
             if found is function or getattr(found, "__func__", None) is function:
-                return value
+                # a class of the runtime's own writing its slots (Namespace.__setattr__)
+                return self._slot_guarded(value, what)
         raise _refuse(what, f"the function {_name(function)} bound to a {owner.__name__}")
 
     def _unbound(self, value: Any, what: str) -> Any:

@@ -553,6 +553,21 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "__metaclass__ rebound": Refusal(
             "__metaclass__ = type\nclass X:\n    pass", "policy", RESERVED
         ),
+        "a provider namespace's own __setattr__": Refusal(
+            "tools.__setattr__('_names', [])",
+            "policy",
+            "writing to a Namespace object is not allowed",
+        ),
+        "a provider namespace's own __delattr__": Refusal(
+            "tools.__delattr__('_channel')",
+            "policy",
+            "writing to a Namespace object is not allowed",
+        ),
+        "a guard's name bound by a mapping pattern": Refusal(
+            "match {}:\n    case {**_write_}:\n        pass",
+            "policy",
+            '"_write_" is a reserved name',
+        ),
         "a finalizer": Refusal(
             "class X:\n    def __del__(self):\n        pass", "policy", "cannot be defined"
         ),
