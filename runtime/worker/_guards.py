@@ -317,7 +317,10 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                 f"attribute {name!r} of a {type(obj).__name__} object",
                 "private names are readable on the snippet's own objects only",
             )
-        return admit_deep(getattr(obj, name), f"attribute {name!r}")
+        value = getattr(obj, name)
+        if name == "__dict__" and type(value) is dict:
+            value = dict(value)  # a copy: writes never reach an object from outside
+        return admit_deep(value, f"attribute {name!r}")
 
     def slot_guard(original: Any, /, *args: Any) -> Any:
         """``object.__setattr__(obj, name, value)``, ``obj.__delattr__(name)``,

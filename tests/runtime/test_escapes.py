@@ -795,3 +795,13 @@ def test_the_audit_hook_refuses_what_the_value_checks_let_slip() -> None:
     outcomes = json.loads(done.stdout)
     for name, outcome in outcomes.items():
         assert outcome.startswith("PolicyError: the sandbox refuses"), (name, outcome)
+
+
+async def test_the_dict_of_an_object_from_outside_is_a_copy(fab: Fabric) -> None:
+    """vars() of a host function reads its attributes; writing to what it gives changes
+    nothing outside (the write guard still decides what may be modified)."""
+    result = await fab.exec(
+        "import json\nd = vars(json.loads)\nd['x'] = 1\n[hasattr(json.loads, 'x'), d['x']]"
+    )
+    assert result.ok, result.text
+    assert result.value == [False, 1]
