@@ -24,7 +24,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import io
 import keyword
+import os
 import types
 import typing
 import zoneinfo
@@ -242,29 +244,38 @@ def deepcopy(value: Any, memo: Any = None) -> Any:
     return copy.deepcopy(value, memo)
 
 
-def _zones() -> dict[str, zoneinfo.ZoneInfo]:
-    """Every zone the system has, read now: a locked worker opens no files."""
-    zones = {}
+def _zone_files() -> dict[str, bytes]:
+    """The bytes of every zone the system has, read now: a locked worker opens no files."""
+    files = {}
     for key in sorted(zoneinfo.available_timezones()):
-        with contextlib.suppress(Exception):
-            zones[key] = zoneinfo.ZoneInfo(key)
-    return zones
+        for root in zoneinfo.TZPATH:
+            with contextlib.suppress(OSError, ValueError):
+                with open(os.path.join(root, key), "rb") as f:
+                    files[key] = f.read()
+                break
+    return files
 
 
 class Zones:
-    """``zoneinfo.ZoneInfo(key)`` from the zones loaded when the facades were built."""
+    """``zoneinfo.ZoneInfo(key)`` from the zone files read when the facades were built; each
+    zone is parsed on first use and kept, so the same key gives the same object."""
 
     def __init__(self) -> None:
-        self._zones = _zones()
+        self._files = _zone_files()
+        self._zones: dict[str, zoneinfo.ZoneInfo] = {}
 
     def __call__(self, key: str) -> zoneinfo.ZoneInfo:
-        try:
-            return self._zones[key]
-        except (KeyError, TypeError):
-            raise zoneinfo.ZoneInfoNotFoundError(f"No time zone found with key {key}") from None
+        found = self._zones.get(key) if type(key) is str else None
+        if found is not None:
+            return found
+        data = self._files.get(key) if type(key) is str else None
+        if data is None:
+            raise zoneinfo.ZoneInfoNotFoundError(f"No time zone found with key {key}")
+        zone = self._zones[key] = zoneinfo.ZoneInfo.from_file(io.BytesIO(data), key=key)
+        return zone
 
     def available(self) -> set[str]:
-        return set(self._zones)
+        return set(self._files)
 
 
 def vetted_makers() -> dict[tuple[str, str], Any]:
