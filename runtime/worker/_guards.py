@@ -365,13 +365,24 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return guarded_iter(value)
         return (_NotUnpacked(value, "*"),)
 
-    def kwargs(value: Any) -> Any:
-        """``f(**value)``: a dict as it is; another mapping's items through the guards."""
-        if type(value) is dict:
-            return value
-        if hasattr(type(value), "keys"):
-            return {key: guarded_getitem(value, key) for key in guarded_iter(value.keys())}
-        return {_NOT_UNPACKED: _NotUnpacked(value, "**")}
+    def kwargs(*parts: Any) -> Any:
+        """The keywords of ``f(k=v, **value)`` merged: a dict as it is, another mapping's
+        items through the guards; what cannot be merged becomes a marker for ``apply``."""
+        if len(parts) == 1 and type(parts[0]) is dict and all(type(k) is str for k in parts[0]):
+            return parts[0]
+        merged: dict[str, Any] = {}
+        for part in parts:
+            if type(part) is not dict:
+                if not hasattr(type(part), "keys"):
+                    return {_NOT_UNPACKED: _NotUnpacked(part, "**")}
+                part = {key: guarded_getitem(part, key) for key in guarded_iter(part.keys())}
+            for key, value in part.items():
+                if type(key) is not str:
+                    return {_NOT_UNPACKED: _NotUnpacked(key, "keywords")}
+                if key in merged:
+                    return {_NOT_UNPACKED: _NotUnpacked(key, "twice")}
+                merged[key] = value
+        return merged
 
     def apply(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         """A call with ``*`` or ``**``; the checks of ``_call_``."""
@@ -662,10 +673,14 @@ class _NotUnpacked:
         self.value, self.how = value, how
 
     def error(self, func: Any) -> TypeError:
+        named = function_str(func)
+        if self.how == "keywords":
+            return TypeError("keywords must be strings")
+        if self.how == "twice":
+            return TypeError(f"{named} got multiple values for keyword argument '{self.value}'")
         kind = "an iterable" if self.how == "*" else "a mapping"
         return TypeError(
-            f"{function_str(func)} argument after {self.how} must be {kind}, "
-            f"not {type(self.value).__name__}"
+            f"{named} argument after {self.how} must be {kind}, not {type(self.value).__name__}"
         )
 
 

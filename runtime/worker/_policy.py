@@ -259,9 +259,20 @@ class SnippetPolicy(RestrictingNodeTransformer):
                 if isinstance(arg, ast.Starred) and _is_guard_call(arg.value, "_getiter_"):
                     assert isinstance(arg.value, ast.Call)
                     arg.value.func = ast.Name("_star_", ast.Load())
-            for keyword in node.keywords:
-                if keyword.arg is None:
-                    keyword.value = _call("_kwargs_", [keyword.value], keyword.value, [])
+            if any(keyword.arg is None for keyword in node.keywords):
+                # every keyword in one mapping, merged by the guard: a name given twice is
+                # named by f, as CPython names it, not by the guard that is called
+                parts: list[ast.expr] = []
+                for keyword in node.keywords:
+                    if keyword.arg is None:
+                        parts.append(keyword.value)
+                    elif parts and isinstance(parts[-1], ast.Dict):
+                        parts[-1].keys.append(ast.Constant(keyword.arg))
+                        parts[-1].values.append(keyword.value)
+                    else:
+                        parts.append(ast.Dict([ast.Constant(keyword.arg)], [keyword.value]))
+                merged = _call("_kwargs_", parts, node, [])
+                node.keywords = [ast.copy_location(ast.keyword(arg=None, value=merged), node)]
             return node
         if isinstance(func, ast.Name) and func.id in self.direct:
             return node

@@ -34,6 +34,11 @@ CASES: dict[str, str] = {
     "a lambda's missing argument": "(lambda a: a)()",
     "** of a non-mapping names the function": "def f(**k):\n    pass\nf(**[1])",
     "* of a non-iterable names the function": "def f(*a):\n    pass\nf(*1)",
+    "a keyword given twice names the function": ("def f(**k):\n    pass\nf(a=1, **{'a': 2})"),
+    "keywords that are not strings": "def f(**k):\n    pass\nf(**{1: 2})",
+    "keywords merged in order": (
+        "def f(**k):\n    return list(k.items())\nf(a=1, **{'b': 2}, c=3, **{'d': 4})"
+    ),
     "** of a mapping that is not a dict": (
         "import collections\ndef f(**k):\n    return k\nf(**collections.OrderedDict(a=1))"
     ),
