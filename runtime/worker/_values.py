@@ -21,7 +21,6 @@ and caches it per type where the type alone decides.
 from __future__ import annotations
 
 import asyncio
-import functools
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -323,6 +322,23 @@ class AsyncStepMethod:
 _ASYNC_STEP_METHODS = frozenset({"asend", "athrow", "aclose"})
 
 
+class GuardedSlot:
+    """``object.__setattr__``, ``x.__delattr__``, ``Namespace.__setattr__``... as a snippet
+    holds them: calling one runs the guard first; the real one stays out of reach (a
+    ``functools.partial`` would hand it out as ``.args[0]``)."""
+
+    __slots__ = ("_guard", "_original")
+
+    def __init__(self, guard: Callable[..., Any], original: Any) -> None:
+        self._guard, self._original = guard, original
+
+    def __call__(self, *args: Any) -> Any:
+        return self._guard(self._original, *args)
+
+    def __repr__(self) -> str:
+        return f"<slot wrapper {self._original.__name__!r} (guarded)>"
+
+
 def is_vetted_record(obj: Any) -> bool:
     """An instance (not a class) of a class of the vetted modules: ``Counter``, ``Context``..."""
     return not isinstance(obj, type) and type(obj).__module__ in _VETTED_MODULES
@@ -433,7 +449,12 @@ class Admission:
             return self._class
         if kind in _TYPE_FORMS:
             return None
-        if kind is AsyncStepMethod or kind in self._own_types or issubclass(kind, BaseException):
+        if (
+            kind is AsyncStepMethod
+            or kind is GuardedSlot
+            or kind in self._own_types
+            or issubclass(kind, BaseException)
+        ):
             return None
         if self._defined(kind):
             return None
@@ -506,7 +527,7 @@ class Admission:
             return value
         if self.slot_guard is None:
             raise _refuse(what, f"the special method {_name(value)}")
-        return functools.partial(self.slot_guard, value)
+        return GuardedSlot(self.slot_guard, value)
 
     def _method(self, value: types.MethodType, what: str) -> Any:
         """A bound method: its object must be admissible, and the function must be the

@@ -568,6 +568,14 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             '"_write_" is a reserved name',
         ),
+        "the real slot wrapper behind the guarded one": Refusal(
+            "import json\ns = object.__setattr__\nfor f in s.args:\n    f(json, 'x', 1)",
+            "runtime",
+            "'GuardedSlot' object has no attribute 'args'",
+        ),
+        "the guarded slot's own fields": Refusal(
+            "s = object.__setattr__\ns._original", "policy", OWN_ONLY
+        ),
         "a finalizer": Refusal(
             "class X:\n    def __del__(self):\n        pass", "policy", "cannot be defined"
         ),
