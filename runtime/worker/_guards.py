@@ -415,12 +415,18 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return default[0]
 
     def hasattr_(obj: Any, name: str) -> bool:
-        """``hasattr``: whether ``getattr`` finds it (a refused name is refused, not False)."""
+        """``hasattr``: whether ``getattr`` finds it. An internal name is refused, not False; a
+        private name of an object from outside is False (``hasattr(row, '_fields')``, the
+        namedtuple test, on a plain tuple)."""
         attribute_name(name, "hasattr")
         try:
             getattr_(obj, name)
         except AttributeError:
             return False
+        except PolicyError:
+            if name.startswith("_") and not classes.owns(obj):
+                return False
+            raise
         return True
 
     def setattr_(obj: Any, name: str, value: Any) -> None:

@@ -198,6 +198,10 @@ CASES: dict[str, str] = {
         "h = [hasattr(c, 'x'), hasattr(c, 'z')]\ndelattr(c, 'x')\n"
         "[getattr(c, '_y'), getattr(c, 'x', 'gone'), h, vars(c)]"
     ),
+    "hasattr as a namedtuple test": (
+        "import collections\nP = collections.namedtuple('P', 'x')\n"
+        "[hasattr(P(1), '_fields'), hasattr((1,), '_fields'), hasattr([], '__len__')]"
+    ),
     "getattr of a missing attribute": "class C:\n    pass\ngetattr(C(), 'nope')",
     "vars without __dict__": "vars(1)",
     "id, callable, iter and next": (
