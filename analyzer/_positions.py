@@ -17,6 +17,8 @@ from typing import Any
 
 import libcst as cst
 
+from contract import parse
+
 MODULE = 0
 """The scope of code outside any function."""
 _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
@@ -29,7 +31,7 @@ class Positions:
         self._next: dict[tuple[int, str], int] = defaultdict(int)
         self._scopes: dict[int, int] = {}
         try:
-            tree = ast.parse(code)
+            tree = parse(code)
             functions: list[ast.AST] = []
             self._gather(tree, functions)
         except (SyntaxError, ValueError, RecursionError, MemoryError):

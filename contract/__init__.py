@@ -8,15 +8,19 @@ against these tables.
 from __future__ import annotations
 
 from contract._docs import markers, readme_block, readme_lists, write_block
+from contract._python import AST_LOCK, compile_tree, parse
 from contract._snippet import BUILTINS, MODULES, NAMESPACES, NEVER, REFUSED_BUILTINS
 
 __all__ = [
+    "AST_LOCK",
     "BUILTINS",
     "MODULES",
     "NAMESPACES",
     "NEVER",
     "REFUSED_BUILTINS",
+    "compile_tree",
     "markers",
+    "parse",
     "readme_block",
     "readme_lists",
     "write_block",

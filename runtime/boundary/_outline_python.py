@@ -15,6 +15,7 @@ import re
 import warnings
 from collections import Counter
 
+from contract import parse
 from runtime.boundary._cut import cut_line
 from runtime.boundary._outline import (
     MAX_DEFINITIONS,
@@ -71,7 +72,7 @@ def _parse(source: str) -> tuple[ast.Module | None, str]:
     try:
         with warnings.catch_warnings():  # invalid escapes and the like are the file's business
             warnings.simplefilter("ignore")
-            return ast.parse(source), ""
+            return parse(source), ""
     except SyntaxError as exc:
         line = exc.lineno or "?"
         return None, f"syntax error at line {line}: {exc.msg}"

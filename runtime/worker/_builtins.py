@@ -1,15 +1,17 @@
 """The snippet's builtins, as the contract lists them: guarded iteration, a capped ``print``.
 
 Builtins that iterate their argument (``sorted``, ``min``, ``enumerate``, ``zip``...) do it
-through the iteration guard, so what they hand back holds only admitted items. ``type``,
-``getattr``, ``open``, ``eval``, ``exec``, ``globals``, ``vars``, ``dir``, ``__import__`` and
-the like are not there at all.
+through the iteration guard, so what they hand back holds only admitted items; ``getattr``,
+``hasattr``, ``setattr``, ``delattr`` and ``vars`` go through the checks of ``.`` access and
+assignment; ``type`` is the real class, whose results the call guard checks (three arguments
+make a class as a ``class`` statement does). ``open``, ``eval``, ``exec``, ``globals``,
+``dir``, ``__import__`` and the like are not there at all.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from contract import BUILTINS
@@ -27,9 +29,14 @@ def guarded_builtins(guards: Guards) -> dict[str, Callable[..., Any]]:
     """``sorted``, ``min``, ``enumerate``... iterating through ``guards.iter``."""
     guarded_iter = guards.iter
 
+    # Each wrapper hands a wrong call on to the real builtin, so the error is CPython's own.
     def first(fn: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(iterable: Any, *args: Any, **kwargs: Any) -> Any:
-            return fn(guarded_iter(iterable), *args, **kwargs)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if args:
+                args = (guarded_iter(args[0]), *args[1:])
+            elif "iterable" in kwargs:  # enumerate(iterable=...)
+                kwargs["iterable"] = guarded_iter(kwargs["iterable"])
+            return fn(*args, **kwargs)
 
         return _named(wrapper, fn)
 
@@ -47,15 +54,18 @@ def guarded_builtins(guards: Guards) -> dict[str, Callable[..., Any]]:
 
         return _named(wrapper, fn)
 
-    def map_(func: Callable[..., Any], *iterables: Any) -> Iterator[Any]:
-        return map(func, *(guarded_iter(i) for i in iterables))
+    def map_(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        return map(*args[:1], *(guarded_iter(i) for i in args[1:]), **kwargs)
 
-    def filter_(func: Callable[[Any], Any] | None, iterable: Iterable[Any]) -> Iterator[Any]:
-        return filter(func, guarded_iter(iterable))
+    def filter_(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        if len(args) == 2:
+            args = (args[0], guarded_iter(args[1]))
+        return filter(*args, **kwargs)
 
-    def reversed_(seq: Any) -> Iterator[Any]:
-        guards.admit(seq)
-        backwards: Iterator[Any] = reversed(seq)
+    def reversed_(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        for seq in args:
+            guards.admit(seq)
+        backwards: Iterator[Any] = reversed(*args, **kwargs)
         return backwards
 
     return {
@@ -84,6 +94,7 @@ def build_builtins(
     scenes."""
     own: dict[str, Any] = {
         **guarded_builtins(guards),
+        **guards.builtins,
         "print": print_fn,
         "help": help_fn,
         "ToolError": ToolError,

@@ -16,17 +16,23 @@ facades or provider proxies.
 
 from __future__ import annotations
 
+import itertools
 import types
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from RestrictedPython.Guards import guarded_unpack_sequence as _rp_unpack_sequence
-
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
-from runtime.worker._policy import DENIED_ATTRIBUTES, FILENAME
-from runtime.worker._values import ASYNC_STEPS, PLAIN, Admission, is_vetted_record
+from runtime.worker._policy import DENIED_ATTRIBUTES, FILENAME, REFUSED_DUNDERS, WRITE_REFUSED
+from runtime.worker._values import (
+    ASYNC_STEPS,
+    PLAIN,
+    SAFE_DUNDERS,
+    Admission,
+    function_str,
+    is_vetted_record,
+)
 
 # Driving a coroutine by hand would surface the futures it waits on.
 _COROUTINE_DRIVERS = frozenset({"send", "throw"})
@@ -94,14 +100,8 @@ class SnippetClasses:
     def __init__(self) -> None:
         self._ids: set[int] = set()
         self._keep: list[type] = []
-
-    def metaclass(self, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
-        for base in bases:
-            if not isinstance(base, type):
-                raise _deny(f"class {name} with base {base!r}", "bases must be classes")
-            if issubclass(base, type):
-                raise _deny(f"class {name} deriving from type", "metaclasses are refused")
-        return self.adopt(type(name, bases, namespace))
+        self.metaclass = _ClassStatement(self)
+        """What every ``class`` statement of the snippet calls (as its ``metaclass``)."""
 
     def adopt(self, cls: type) -> type:
         """Count ``cls`` as the snippet's own (for classes a vetted factory made for it)."""
@@ -115,8 +115,89 @@ class SnippetClasses:
     def owns_instance(self, obj: Any) -> bool:
         return self.defined(type(obj))
 
+    def owns(self, obj: Any) -> bool:
+        """``obj`` is the snippet's own: an instance of one of its classes, one of its classes,
+        or one of its functions (or a method of one bound to its object)."""
+        kind = type(obj)
+        if kind is types.FunctionType:
+            return bool(obj.__code__.co_filename == FILENAME)
+        if kind is types.MethodType:
+            return self.owns(obj.__func__)
+        if isinstance(obj, type):
+            return self.defined(obj)
+        return self.defined(kind)
+
+
+def _vetted_metaclasses() -> frozenset[type]:
+    import abc
+    import enum
+    import typing
+
+    found = {type, abc.ABCMeta, enum.EnumType}
+    for name in ("_ProtocolMeta", "_TypedDictMeta"):
+        found.add(getattr(typing, name))
+    return frozenset(found)
+
+
+VETTED_METACLASSES = _vetted_metaclasses()
+"""The metaclasses a snippet's class may get from its bases: ``type``, and those of ``abc``,
+``enum`` and ``typing``'s protocols and typed dicts. A snippet never names a metaclass."""
+
+
+class _ClassStatement:
+    """The ``metaclass`` of every class statement in a snippet: the class is made by its
+    bases' own metaclass (prepared namespace included, as ``enum`` needs), if that is one of
+    :data:`VETTED_METACLASSES`, and counts as the snippet's own."""
+
+    def __init__(self, classes: SnippetClasses) -> None:
+        self._classes = classes
+
+    @staticmethod
+    def _winner(name: str, bases: tuple[Any, ...]) -> type:
+        winner: type = type
+        for base in bases:
+            if not isinstance(base, type):
+                raise _deny(f"class {name} with base {base!r}", "bases must be classes")
+            if issubclass(base, type):
+                raise _deny(f"class {name} deriving from type", "metaclasses are refused")
+            meta = type(base)
+            if issubclass(meta, winner):
+                winner = meta
+            elif not issubclass(winner, meta):
+                raise TypeError(
+                    "metaclass conflict: the metaclass of a derived class must be a (non-strict) "
+                    "subclass of the metaclasses of all its bases"
+                )
+        if winner not in VETTED_METACLASSES:
+            raise _deny(f"class {name} made by {winner.__name__}", "metaclasses are refused")
+        return winner
+
+    def __prepare__(self, name: str, bases: tuple[Any, ...], **kwargs: Any) -> Any:
+        winner = self._winner(name, bases)
+        if winner is type:
+            return {}
+        return winner.__prepare__(name, bases, **kwargs)
+
+    def __call__(
+        self, name: str, bases: tuple[Any, ...], namespace: dict[str, Any], **kwargs: Any
+    ) -> type:
+        winner = self._winner(name, bases)
+        made: type = winner(name, bases, namespace, **kwargs)
+        return self._classes.adopt(made)
+
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
+_CALLABLE_KINDS = frozenset(
+    {
+        types.FunctionType,
+        types.MethodType,
+        types.BuiltinFunctionType,
+        types.MethodWrapperType,
+        types.WrapperDescriptorType,
+        types.MethodDescriptorType,
+        types.ClassMethodDescriptorType,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -136,6 +217,15 @@ class Guards:
     admit: Callable[[Any], Any]
     write: Callable[[Any], Any]
     inplace: Callable[[Any], Any]
+    private: Callable[[Any, str], Any]
+    """``obj._name`` and ``obj.__name__`` written in the snippet."""
+    admitted: Callable[..., bool]
+    star: Callable[[Any], Any]
+    kwargs: Callable[[Any], Any]
+    apply: Callable[..., Any]
+    builtins: dict[str, Callable[..., Any]]
+    """``getattr``, ``hasattr``, ``setattr``, ``delattr`` and ``vars``, through the same checks
+    as ``.`` access and assignment."""
     unpack_sequence: Callable[..., list[Any]]
     iter_unpack_sequence: Callable[..., Iterator[Any]]
     async_iter_unpack_sequence: Callable[..., AsyncIterator[Any]]
@@ -151,7 +241,11 @@ class Guards:
             "_call_": self.call[0],
             "_call0_": self.call[1],
             "_call1_": self.call[2],
-            "_apply_": self.call[0],
+            "_apply_": self.apply,
+            "_getattr_private_": self.private,
+            "_admitted_": self.admitted,
+            "_star_": self.star,
+            "_kwargs_": self.kwargs,
             "_getitem_": self.getitem,
             "_getiter_": self.iter,
             "_getaiter_": self.aiter,
@@ -165,7 +259,12 @@ class Guards:
 
     def functions(self) -> list[object]:
         """Every callable here, for the admission's list of what the snippet may hold."""
-        return [*self.as_globals().values(), self.getattr, *self.formats.unbound.values()]
+        return [
+            *self.as_globals().values(),
+            self.getattr,
+            *self.builtins.values(),
+            *self.formats.unbound.values(),
+        ]
 
 
 def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
@@ -185,6 +284,175 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if type(value) in PLAIN:
             return value
         return admit(value, f"attribute {name!r}")
+
+    def private_getattr(obj: Any, name: str) -> Any:
+        """``obj._name`` or ``obj.__name__``: any such name of the snippet's own objects, the
+        harmless dunders (``__name__``, ``__class__``, ``__init__``, operators...) of anything,
+        never those of :data:`REFUSED_DUNDERS`; what comes back is checked, deeply when it
+        may hold what the runtime put there."""
+        if name in REFUSED_DUNDERS or name in DENIED_ATTRIBUTES:
+            raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
+        if type(obj) in _NEVER_HOLDERS:
+            raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
+        if classes.owns(obj):
+            value = getattr(obj, name)
+            if name not in SAFE_DUNDERS and _from_outside(value):
+                # a private name of the snippet's class may still resolve to the runtime's
+                # code: enum's _convert_, abc's registry helpers, a base class's internals
+                raise _deny(
+                    f"attribute {name!r}",
+                    "it is a private method of a class from outside the snippet",
+                )
+            if name == "__members__" and type(value) is types.MappingProxyType:
+                return admit_deep(dict(value), "attribute '__members__'")  # an enum's members
+            if name == "__dict__":
+                return admit_deep(value, "attribute '__dict__'")
+            return value if type(value) in PLAIN else admit(value, f"attribute {name!r}")
+        if name not in SAFE_DUNDERS:
+            if type(obj) is super:  # super()._helper(): the snippet's own parent method
+                value = getattr(obj, name)
+                if classes.owns(value):
+                    return value
+            raise _deny(
+                f"attribute {name!r} of a {type(obj).__name__} object",
+                "private names are readable on the snippet's own objects only",
+            )
+        value = getattr(obj, name)
+        if name == "__dict__" and type(value) is dict:
+            value = dict(value)  # a copy: writes never reach an object from outside
+        return admit_deep(value, f"attribute {name!r}")
+
+    def slot_guard(original: Any, /, *args: Any) -> Any:
+        """``object.__setattr__(obj, name, value)``, ``obj.__delattr__(name)``,
+        ``object.__getattribute__(obj, name)``: the name and the object pass the checks of
+        ``obj.name = value`` and ``obj.name`` first."""
+        bound = type(original) in (types.MethodWrapperType, types.MethodType)
+        obj, rest = (original.__self__, args) if bound else ((args or (None,))[0], args[1:])
+        if not rest or type(rest[0]) is not str:
+            return original(*args)  # CPython's own error for the wrong arguments
+        name = rest[0]
+        if name in DENIED_ATTRIBUTES or name in REFUSED_DUNDERS:
+            raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
+        if original.__name__ == "__getattribute__":
+            if name.startswith("_"):
+                return private_getattr(obj, name)
+            return compiled_getattr(obj, name)
+        if name in WRITE_REFUSED:
+            raise _deny(f"writing attribute {name!r}", "it changes what an object is")
+        guarded_write(obj)
+        return original(*args)
+
+    def _from_outside(value: Any) -> bool:
+        kind = type(value)
+        if kind not in _CALLABLE_KINDS:
+            return False
+        if kind is types.MethodType and admission.is_vetted(value.__func__):
+            return False
+        return not classes.owns(value) and not admission.is_vetted(value)
+
+    def admitted(*values: Any) -> bool:
+        """What a ``case`` pattern captured, checked before its guard and body see it."""
+        for value in values:
+            if type(value) not in PLAIN:
+                admit(value, "what this pattern captured")
+        return True
+
+    def star(value: Any) -> Any:
+        """``f(*value)``: iterated through the guard; a value that does not iterate becomes a
+        marker, so ``apply`` names ``f`` in the error as CPython does."""
+        kind = type(value)
+        if kind in FAST_ITERABLES or hasattr(kind, "__iter__") or hasattr(kind, "__getitem__"):
+            return guarded_iter(value)
+        return (_NotUnpacked(value, "*"),)
+
+    def kwargs(*parts: Any) -> Any:
+        """The keywords of ``f(k=v, **value)`` merged: a dict as it is, another mapping's
+        items through the guards; what cannot be merged becomes a marker for ``apply``."""
+        if len(parts) == 1 and type(parts[0]) is dict and all(type(k) is str for k in parts[0]):
+            return parts[0]
+        merged: dict[str, Any] = {}
+        for part in parts:
+            if type(part) is not dict:
+                if not hasattr(type(part), "keys"):
+                    return {_NOT_UNPACKED: _NotUnpacked(part, "**")}
+                part = {key: guarded_getitem(part, key) for key in guarded_iter(part.keys())}
+            for key, value in part.items():
+                if type(key) is not str:
+                    return {_NOT_UNPACKED: _NotUnpacked(key, "keywords")}
+                if key in merged:
+                    return {_NOT_UNPACKED: _NotUnpacked(key, "twice")}
+                merged[key] = value
+        return merged
+
+    def apply(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        """A call with ``*`` or ``**``; the checks of ``_call_``."""
+        bad = kwargs.pop(_NOT_UNPACKED, None)
+        for arg in (bad, *args):
+            if type(arg) is _NotUnpacked:
+                raise arg.error(func)
+        return guarded_call(func, *args, **kwargs)
+
+    def attribute_name(name: object, builtin: str) -> str:
+        if type(name) is not str:
+            raise TypeError(
+                f"{builtin}(): attribute name must be string, not '{type(name).__name__}'"
+            )
+        if name in DENIED_ATTRIBUTES or name in REFUSED_DUNDERS:
+            raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
+        return name
+
+    def getattr_(obj: Any, name: str, *default: Any) -> Any:
+        """``getattr``: ``obj.name`` for a name known at run time."""
+        if len(default) > 1:
+            raise TypeError(f"getattr expected at most 3 arguments, got {2 + len(default)}")
+        attribute_name(name, "getattr")
+        read = private_getattr if name.startswith("_") else compiled_getattr
+        if not default:
+            return read(obj, name)
+        try:
+            return read(obj, name)
+        except AttributeError:
+            return default[0]
+
+    def hasattr_(obj: Any, name: str) -> bool:
+        """``hasattr``: whether ``getattr`` finds it. An internal name is refused, not False; a
+        private name of an object from outside is False (``hasattr(row, '_fields')``, the
+        namedtuple test, on a plain tuple)."""
+        attribute_name(name, "hasattr")
+        try:
+            getattr_(obj, name)
+        except AttributeError:
+            return False
+        except PolicyError:
+            if name.startswith("_") and not classes.owns(obj):
+                return False
+            raise
+        return True
+
+    def setattr_(obj: Any, name: str, value: Any) -> None:
+        """``setattr``: ``obj.name = value`` for a name known at run time."""
+        attribute_name(name, "setattr")
+        if name in WRITE_REFUSED:
+            raise _deny(f"writing attribute {name!r}", "it changes what an object is")
+        setattr(guarded_write(obj), name, value)
+
+    def delattr_(obj: Any, name: str) -> None:
+        """``delattr``: ``del obj.name`` for a name known at run time."""
+        attribute_name(name, "delattr")
+        if name in WRITE_REFUSED:
+            raise _deny(f"deleting attribute {name!r}", "it changes what an object is")
+        delattr(guarded_write(obj), name)
+
+    def vars_(*obj: Any) -> Any:
+        """``vars(obj)``: its ``__dict__``, under the rules of ``obj.__dict__``."""
+        if len(obj) != 1:
+            if not obj:
+                raise _deny("vars() without an argument", "a snippet's scopes are not values")
+            raise TypeError(f"vars expected at most 1 argument, got {len(obj)}")
+        try:
+            return private_getattr(obj[0], "__dict__")
+        except AttributeError:
+            raise TypeError("vars() argument must have __dict__ attribute") from None
 
     def guarded_getattr(obj: Any, name: str, *default: Any) -> Any:
         """``obj.name`` for a name known only at run time (a format field walk)."""
@@ -250,9 +518,12 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         return guarded_iter(source)
 
     def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
-        """``func(...)``: the result is checked; container builders iterate through the guard."""
+        """``func(...)``: the result is checked; container builders iterate through the guard;
+        ``type(name, bases, namespace)`` makes a class as a ``class`` statement does."""
         if type(func) is type and func in _CONTAINERS and args and type(args[0]) not in PLAIN:
             args = (built_from(func, args[0]), *args[1:])
+        elif func is type and len(args) == 3 and not kwargs:
+            return classes.metaclass(*args)
         return call_result(func(*args, **kwargs))
 
     def call0(func: Any, /) -> Any:
@@ -311,6 +582,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     def guarded_write(obj: Any) -> Any:
         if type(obj) in _WRITABLE_CONTAINERS:
             return obj
+        if isinstance(obj, type) and classes.defined(obj):
+            return obj  # class attributes of the snippet's own classes (C.count += 1)
         if isinstance(obj, type):
             raise _deny(f"writing to {getattr(obj, '__name__', type(obj).__name__)}", "read-only")
         if classes.owns_instance(obj):
@@ -324,11 +597,27 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
 
     def unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Any:
         """``a, (b, c) = value``: unpack through the iteration guard, nested levels included.
-        A flat target over a tuple or list needs no guard: Python unpacks it as it is."""
+        A flat target over a tuple or list needs no guard: Python unpacks it as it is. Without
+        a starred name, an iterator gives up one item more than the target binds, no more
+        (what is left stays for the next reader, as in CPython)."""
         if not spec["childs"] and type(it) in _FLAT:
             return it
-        result: list[Any] = _rp_unpack_sequence(it, spec, guarded_iter)  # type: ignore[no-untyped-call]
-        return result
+        if spec.get("star", True) or type(it) in _FLAT:
+            items = list(guarded_iter(it))
+        else:
+            wanted = spec["min_len"]
+            source = guarded_iter(it)
+            items = list(itertools.islice(source, wanted))
+            if len(items) < wanted:
+                raise ValueError(
+                    f"not enough values to unpack (expected {wanted}, got {len(items)})"
+                )
+            for _ in source:
+                raise ValueError(f"too many values to unpack (expected {wanted})")
+        if len(items) >= spec["min_len"]:
+            for index, child in spec["childs"]:
+                items[index] = unpack_sequence(items[index], child, guarded_iter)
+        return items
 
     def iter_unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Iterator[Any]:
         flat = not spec["childs"]
@@ -341,10 +630,23 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         async for item in guarded_aiter(it):
             yield unpack_sequence(item, spec, guarded_iter)
 
+    admission.slot_guard = slot_guard
     formats = Formats(guarded_getattr, guarded_getitem)
     admission.formats = formats
     guards = Guards(
         getattr=guarded_getattr,
+        builtins={
+            "getattr": getattr_,
+            "hasattr": hasattr_,
+            "setattr": setattr_,
+            "delattr": delattr_,
+            "vars": vars_,
+        },
+        private=private_getattr,
+        admitted=admitted,
+        star=star,
+        kwargs=kwargs,
+        apply=apply,
         compiled_getattr=compiled_getattr,
         callattr=(guarded_callattr, callattr0, callattr1, callattr2),
         call=(guarded_call, call0, call1),
@@ -359,9 +661,33 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         async_iter_unpack_sequence=async_iter_unpack_sequence,
         formats=formats,
     )
+    admission.vet(slot_guard)
     for function in guards.functions():
         admission.vet(function)
     return guards
+
+
+_NOT_UNPACKED = "\x00not unpacked"
+
+
+class _NotUnpacked:
+    """What ``f(*x)`` or ``f(**x)`` got that does not unpack; ``apply`` raises CPython's error."""
+
+    __slots__ = ("how", "value")
+
+    def __init__(self, value: Any, how: str) -> None:
+        self.value, self.how = value, how
+
+    def error(self, func: Any) -> TypeError:
+        named = function_str(func)
+        if self.how == "keywords":
+            return TypeError("keywords must be strings")
+        if self.how == "twice":
+            return TypeError(f"{named} got multiple values for keyword argument '{self.value}'")
+        kind = "an iterable" if self.how == "*" else "a mapping"
+        return TypeError(
+            f"{named} argument after {self.how} must be {kind}, not {type(self.value).__name__}"
+        )
 
 
 _PLAIN_SLOW = frozenset({"format", "format_map"})

@@ -9,32 +9,50 @@ loop ever reaches the snippet.
 
 from __future__ import annotations
 
+import abc
+import array
 import asyncio
 import base64
+import binascii
 import bisect
 import collections
+import contextlib
+import copy
+import csv
+import dataclasses
 import datetime
 import decimal
 import difflib
+import enum
 import fractions
 import functools
 import hashlib
 import heapq
 import importlib
+import io
 import itertools
 import json
 import math
+import operator
 import random
 import re
 import statistics
+import string
+import struct
+import sys
 import textwrap
+import time
 import types
+import typing
+import unicodedata
 import uuid
+import zoneinfo
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 from contract import MODULES, NEVER
 from runtime.worker import _audit
+from runtime.worker._vetted import ADOPTION, vetted_makers
 
 VETTED: dict[str, tuple[str, ...]] = {m: names for m, names in MODULES.items() if m != "asyncio"}
 """Modules whose facade exposes their own vetted names (``asyncio``'s is rebuilt below)."""
@@ -43,6 +61,22 @@ ALLOWED = tuple(sorted(MODULES))
 # The imports above preload every vetted module in the parent that forks workers, so an
 # import in a snippet costs nothing.
 _PRELOADED = (
+    abc,
+    array,
+    binascii,
+    contextlib,
+    copy,
+    csv,
+    dataclasses,
+    enum,
+    io,
+    operator,
+    string,
+    struct,
+    time,
+    typing,
+    unicodedata,
+    zoneinfo,
     base64,
     bisect,
     collections,
@@ -142,19 +176,6 @@ def _asyncio_facade() -> Facade:
     return Facade("asyncio", {name: made[name] for name in MODULES["asyncio"]})
 
 
-class Adoption:
-    """Where facade members that make something for the snippet register it: a class made
-    for it counts as the snippet's own, a closure made for it as vetted. The worker points
-    both at the execution's admission before the snippet runs."""
-
-    def __init__(self) -> None:
-        self.adopt: Callable[[type], type] = lambda cls: cls
-        self.vet: Callable[[Any], Any] = lambda value: value
-
-
-ADOPTION = Adoption()
-
-
 def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
     """Facade members that return new classes or functions, wrapped to register them."""
     import collections
@@ -179,7 +200,15 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
             made = make(
                 str(typename), fields, rename=bool(rename), defaults=given, module="snippet"
             )
+        for member in vars(made).values():  # _make, _asdict, _replace: documented API
+            function = getattr(member, "__func__", member)
+            if isinstance(function, types.FunctionType):
+                ADOPTION.vet(function)
         return ADOPTION.adopt(made)
+
+    def overload(func: Callable[..., Any]) -> Any:
+        """typing.overload."""
+        return ADOPTION.vet(typing.overload(func))
 
     def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
         """functools.lru_cache, as a decorator or a decorator factory."""
@@ -190,9 +219,11 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         return ADOPTION.vet(functools.cmp_to_key(mycmp))
 
     return {
+        **vetted_makers(),
         ("collections", "namedtuple"): namedtuple,
         ("functools", "lru_cache"): lru_cache,
         ("functools", "cmp_to_key"): cmp_to_key,
+        ("typing", "overload"): overload,
     }
 
 
@@ -232,8 +263,16 @@ def make_import(facades: dict[str, Facade]) -> Any:
             raise ImportError("relative imports are not available in snippets")
         root = name.split(".")[0]
         if root not in facades:
-            why = f" ({NEVER[root]})" if root in NEVER else ""
-            raise ImportError(f"import of {name!r} is not allowed{why}; allowed modules: {allowed}")
+            message = f"import of {name!r} is not allowed"
+            if root in NEVER:
+                raise ImportError(f"{message} ({NEVER[root]}); allowed modules: {allowed}")
+            if root in sys.stdlib_module_names:
+                raise ImportError(f"{message}; allowed modules: {allowed}")
+            # a module no stdlib has: CPython's class and words for it, so `except
+            # ModuleNotFoundError` (the usual guard around an optional import) works
+            raise ModuleNotFoundError(
+                f"No module named {name!r} (snippets may import: {allowed})", name=name
+            )
         if "." in name:
             raise ImportError(f"import of {name!r} is not allowed; import {root!r} instead")
         facade = facades[root]

@@ -3,9 +3,11 @@
 ``compile_snippet(code)`` parses the snippet, turns a trailing expression into the return
 value, applies :class:`SnippetPolicy` (RestrictedPython's transformer plus async syntax and a
 plain ``print``), and wraps the statements into ``async def <main>()`` so that top-level
-``await`` works. Names bound at the top level stay fast locals of the wrapper; a snippet
-function that declares one of them ``global`` gets ``nonlocal`` instead, so the snippet keeps
-module semantics (its functions see and update its top-level names) at local-variable speed.
+``await`` and ``return`` work. The snippet keeps a module's semantics: the wrapper declares
+``global`` every top-level name that another scope may see (what its functions, classes and
+comprehensions name, what it defines, what shadows a builtin), so functions read and update
+them as module globals; the others stay fast locals, which nothing can tell apart. Qualified
+names lose the wrapper's ``__fabric_main__.<locals>.`` prefix, so messages read as CPython's.
 
 Problems are returned together as :class:`CompileProblem` rows, never raised.
 """
@@ -19,6 +21,8 @@ from types import CodeType
 from typing import Any, cast
 
 from RestrictedPython.transformer import INSPECT_ATTRIBUTES, RestrictingNodeTransformer
+
+from contract import compile_tree, parse
 
 FILENAME = "<snippet>"
 MAIN = "__fabric_main__"
@@ -41,6 +45,76 @@ DENIED_ATTRIBUTES: frozenset[str] = INSPECT_ATTRIBUTES | {
 """Attribute names refused besides RestrictedPython's own (names starting with ``_`` and its
 ``INSPECT_ATTRIBUTES``): checked when the snippet is compiled, and again by the guard that
 resolves names known only at run time (format field walks)."""
+
+REFUSED_DUNDERS: frozenset[str] = frozenset(
+    {
+        "__globals__",
+        "__builtins__",
+        "__code__",
+        "__closure__",
+        "__subclasses__",
+        "__reduce__",
+        "__reduce_ex__",
+        "__getstate__",
+        "__setstate__",
+        "__self__",
+        "__objclass__",
+        "__traceback__",
+        "__await__",
+        "__weakref__",
+        "__dir__",
+        "__sizeof__",
+        "__getnewargs__",
+        "__getnewargs_ex__",
+        "__loader__",
+        "__spec__",
+        "__import__",
+        "__build_class__",
+        "__text_signature__",
+    }
+)
+"""Underscore attribute names refused on every object, at compile time and again at run time:
+each hands out interpreter internals (globals, code, frames, the reduce machinery) or the
+means to drive what the snippet must only await."""
+
+WRITE_REFUSED: frozenset[str] = REFUSED_DUNDERS | {"__bases__", "__class__", "__dict__", "__mro__"}
+"""Attribute names a snippet never assigns or deletes: each would change what an object is."""
+
+RESERVED_NAMES: frozenset[str] = frozenset(
+    {
+        "__builtins__",
+        "__metaclass__",
+        "__fabric_main__",
+        "__import__",
+        "__build_class__",
+        "breakpoint",
+        "builtins",
+        "_getattr_",
+        "_getattr_private_",
+        "_callattr_",
+        "_callattr0_",
+        "_callattr1_",
+        "_callattr2_",
+        "_call_",
+        "_call0_",
+        "_call1_",
+        "_apply_",
+        "_getitem_",
+        "_getiter_",
+        "_getaiter_",
+        "_admit_",
+        "_admitted_",
+        "_write_",
+        "_inplace_",
+        "_unpack_sequence_",
+        "_iter_unpack_sequence_",
+        "_async_iter_unpack_sequence_",
+        "_star_",
+        "_kwargs_",
+    }
+)
+"""Names a snippet may not bind: the guards the rewritten code calls, and the globals that
+decide how its functions and classes are made."""
 
 _EXCEPTIONS = frozenset(
     name
@@ -154,17 +228,53 @@ class SnippetPolicy(RestrictingNodeTransformer):
 
     direct: frozenset[str] = frozenset()
 
+    def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
+        """Any name the snippet likes (``_cache``, ``__repr__``), but not the guards' own."""
+        if name in RESERVED_NAMES:
+            self.error(node, f'"{name}" is a reserved name: the sandbox uses it.')
+
     def visit_Attribute(self, node: ast.Attribute) -> Any:
-        if node.attr in DENIED_ATTRIBUTES and not node.attr.startswith("_"):
+        """``a.b`` becomes ``_getattr_(a, "b")``, ``a._b`` ``_getattr_private_(a, "_b")``
+        (checked against what ``a`` is), ``a.b = c`` ``_write_(a).b = c``."""
+        name = node.attr
+        if name in DENIED_ATTRIBUTES or name in REFUSED_DUNDERS:
+            self.error(node, f'"{name}" is a restricted name: it exposes interpreter internals.')
+        elif name in WRITE_REFUSED and not isinstance(node.ctx, ast.Load):
             self.error(
-                node, f'"{node.attr}" is a restricted name: it exposes interpreter internals.'
+                node, f'"{name}" cannot be assigned or deleted: it changes what an object is.'
             )
-        return super().visit_Attribute(node)
+        node = self.node_contents_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            guard = "_getattr_private_" if name.startswith("_") else "_getattr_"
+            return _call(guard, [node.value, ast.Constant(name)], node, [])
+        node.value = _call("_write_", [node.value], node.value, [])
+        return node
 
     def visit_Call(self, node: ast.Call) -> Any:
         node = cast(ast.Call, super().visit_Call(node))
         func = node.func
-        if isinstance(func, ast.Name) and (func.id == "_apply_" or func.id in self.direct):
+        if isinstance(func, ast.Name) and func.id == "_apply_":
+            # f(*a, **k): what does not unpack is named as CPython names it, by f.
+            for arg in node.args:
+                if isinstance(arg, ast.Starred) and _is_guard_call(arg.value, "_getiter_"):
+                    assert isinstance(arg.value, ast.Call)
+                    arg.value.func = ast.Name("_star_", ast.Load())
+            if any(keyword.arg is None for keyword in node.keywords):
+                # every keyword in one mapping, merged by the guard: a name given twice is
+                # named by f, as CPython names it, not by the guard that is called
+                parts: list[ast.expr] = []
+                for keyword in node.keywords:
+                    if keyword.arg is None:
+                        parts.append(keyword.value)
+                    elif parts and isinstance(parts[-1], ast.Dict):
+                        parts[-1].keys.append(ast.Constant(keyword.arg))
+                        parts[-1].values.append(keyword.value)
+                    else:
+                        parts.append(ast.Dict([ast.Constant(keyword.arg)], [keyword.value]))
+                merged = _call("_kwargs_", parts, node, [])
+                node.keywords = [ast.copy_location(ast.keyword(arg=None, value=merged), node)]
+            return node
+        if isinstance(func, ast.Name) and func.id in self.direct:
             return node
         arity = len(node.args) if not node.keywords else None  # no starred args: _apply_ has them
         if _is_guard_call(func, "_getattr_"):
@@ -173,6 +283,81 @@ class SnippetPolicy(RestrictingNodeTransformer):
             return _call(guard, [*func.args, *node.args], node, node.keywords)
         guard = f"_call{arity}_" if arity is not None and arity <= 1 else "_call_"
         return _call(guard, [func, *node.args], node, node.keywords)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
+        return node
+
+    def visit_TryStar(self, node: ast.AST) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
+        return self.node_contents_visit(node)
+
+    def gen_unpack_spec(self, tpl: ast.Tuple) -> ast.Dict:
+        """RestrictedPython's spec, plus whether the target has a starred name (without one,
+        unpacking takes one item more than it binds, as CPython does, and no more)."""
+        spec = super().gen_unpack_spec(tpl)
+        spec.keys.append(ast.Constant("star"))
+        spec.values.append(ast.Constant(any(isinstance(e, ast.Starred) for e in tpl.elts)))
+        return spec
+
+    # -- match: every pattern kind; what a pattern captures is admitted before use ----------
+
+    def visit_Match(self, node: ast.Match) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_match_case(self, node: ast.match_case) -> Any:
+        node = self.node_contents_visit(node)
+        captured = sorted(_captures(node.pattern))
+        if captured:
+            names: list[ast.expr] = [ast.Name(n, ast.Load()) for n in captured]
+            check = _call("_admitted_", names, node.pattern, [])
+            node.guard = check if node.guard is None else ast.BoolOp(ast.And(), [check, node.guard])
+        return node
+
+    def _pattern(self, node: ast.AST) -> Any:
+        return self.node_contents_visit(node)
+
+    visit_MatchSingleton = visit_MatchSequence = visit_MatchOr = _pattern
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> Any:
+        self.check_name(node, node.rest)
+        return self.node_contents_visit(node)
+
+    def _pattern_name(self, node: ast.AST, name: str) -> None:
+        if name.startswith("_") or name in DENIED_ATTRIBUTES:
+            self.error(node, f'"{name}" cannot be matched as an attribute: it is private.')
+
+    def _dotted(self, node: ast.expr) -> None:
+        """A pattern's ``Color.RED`` or ``module.Class``, which CPython looks up itself (a
+        pattern admits no call): every name in it passes the compile-time checks."""
+        while isinstance(node, ast.Attribute):
+            self._pattern_name(node, node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            self.check_name(node, node.id)
+
+    def visit_MatchValue(self, node: ast.MatchValue) -> Any:
+        if isinstance(node.value, ast.Attribute):
+            self._dotted(node.value)
+            return node
+        return self.node_contents_visit(node)
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> Any:
+        for name in node.kwd_attrs:
+            self._pattern_name(node, name)
+        self._dotted(node.cls)
+        node.patterns = [self.visit(p) for p in node.patterns]
+        node.kwd_patterns = [self.visit(p) for p in node.kwd_patterns]
+        return node
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> Any:
+        self.check_name(node, node.name)
+        return node
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> Any:
+        self.check_name(node, node.name)
+        return self.node_contents_visit(node)
 
     def visit_YieldFrom(self, node: ast.YieldFrom) -> Any:
         """``yield from x`` delegates to ``x`` natively: it iterates through the guard."""
@@ -219,11 +404,28 @@ class SnippetPolicy(RestrictingNodeTransformer):
         )
         return [node, ast.copy_location(check, node)]
 
+    def _no_finalizer(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.name == "__del__":
+            self.error(
+                node,
+                '"__del__" cannot be defined: a finalizer runs whenever the collector decides, '
+                "inside the runtime's own work; use a with block (__enter__/__exit__) instead.",
+            )
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+        self._no_finalizer(node)
         return self._admit_decorated(super().visit_FunctionDef(node))
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Any:
-        return self._admit_decorated(super().visit_ClassDef(node))
+        made = cast(ast.ClassDef, super().visit_ClassDef(node))
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                self.error(node, "class keywords cannot be unpacked with **: name each one.")
+        made.keywords.extend(node.keywords)  # class C(Base, tag=1): for __init_subclass__
+        for keyword in made.keywords:  # RestrictedPython parses its own class at line 1
+            ast.copy_location(keyword, node)
+            ast.copy_location(keyword.value, node)
+        return self._admit_decorated(ast.copy_location(made, node))
 
     def visit_Name(self, node: ast.Name) -> Any:
         # RestrictedPython rewrites print into a collector; ours is a capped builtin.
@@ -249,6 +451,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
         return node
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
+        self._no_finalizer(node)
         self.check_name(node, node.name, allow_magic_methods=True)
         self.check_function_argument_names(node)
         return self._admit_decorated(self.node_contents_visit(node))
@@ -288,6 +491,17 @@ class SnippetPolicy(RestrictingNodeTransformer):
         else:
             call = ast.Call(func=ast.Name("_getaiter_", ast.Load()), args=[iterable], keywords=[])
         return ast.copy_location(call, iterable)
+
+
+def _captures(pattern: ast.AST) -> set[str]:
+    """The names a match pattern binds."""
+    names: set[str] = set()
+    for node in ast.walk(pattern):
+        if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names
 
 
 class _TopLevelNames(ast.NodeVisitor):
@@ -340,35 +554,120 @@ class _TopLevelNames(ast.NodeVisitor):
     def visit_Global(self, node: ast.Global) -> None:
         self.names.update(node.names)
 
+    def visit_match_case(self, node: ast.match_case) -> None:
+        self.names.update(_captures(node.pattern))
+        self.generic_visit(node)
 
-class _GlobalToNonlocal(ast.NodeTransformer):
-    """In nested functions, ``global x`` for a top-level name of the snippet becomes
-    ``nonlocal x``: top-level names are locals of the wrapper function."""
 
-    def __init__(self, top_level: set[str]) -> None:
-        self.top_level = top_level
-        self._depth = 0
+_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+    ast.ListComp,
+    ast.SetComp,
+    ast.GeneratorExp,
+    ast.DictComp,
+)
 
-    def _function(self, node: ast.AST) -> Any:
-        self._depth += 1
+
+def _nested_names(body: list[ast.stmt]) -> set[str]:
+    """Every name used inside a function, lambda, class body or comprehension of ``body``
+    (more than those scopes take from the top level: a superset is enough), and every name
+    declared ``global``."""
+    names: set[str] = set()
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Global):
+                names.update(node.names)
+            elif isinstance(node, _SCOPES):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Name):
+                        names.add(inner.id)
+                    elif isinstance(inner, ast.Global | ast.Nonlocal):
+                        names.update(inner.names)
+    return names
+
+
+def module_globals(body: list[ast.stmt]) -> list[str]:
+    """The top-level names that must be module globals for the snippet to behave as a module:
+    those its functions, classes and comprehensions may read or declare ``global``, those it
+    defines with ``def`` or ``class``, and those that shadow a builtin. The rest stay fast
+    locals of the wrapper, which no other scope can tell apart from globals."""
+    collector = _TopLevelNames()
+    for stmt in body:
+        collector.visit(stmt)
+    defined = {
+        stmt.name
+        for stmt in body
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    wanted = _nested_names(body) | defined | set(dir(builtins))
+    return sorted(collector.names & wanted)
+
+
+def _module_annotation(stmt: ast.AnnAssign) -> list[ast.stmt]:
+    """``x: T = v`` at the top level, as a module runs it: ``x = v``, then ``T`` evaluated and
+    kept in ``__annotations__`` (for a simple name; evaluated only, for other targets)."""
+    out: list[ast.stmt] = []
+    if stmt.value is not None:
+        out.append(ast.Assign(targets=[stmt.target], value=stmt.value))
+    if isinstance(stmt.target, ast.Name) and stmt.simple:
+        holder = _call("_write_", [ast.Name("__annotations__", ast.Load())], stmt, [])
+        key = ast.Subscript(holder, ast.Constant(stmt.target.id), ast.Store())
+        out.append(ast.Assign(targets=[key], value=stmt.annotation))
+    else:
+        out.append(ast.Expr(stmt.annotation))
+    return [ast.copy_location(o, stmt) for o in out]
+
+
+_LOCALS_PREFIX = f"{MAIN}.<locals>."
+
+
+def _module_qualnames(code: CodeType) -> CodeType:
+    """``code`` with ``__fabric_main__.<locals>.`` dropped from every qualified name inside it,
+    so messages name ``f()``, ``C.m()`` and ``<lambda>()`` as CPython names a module's."""
+    consts = tuple(_plain_qualname(c) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_consts=consts)
+
+
+def _plain_qualname(code: CodeType) -> CodeType:
+    old = code.co_qualname
+    new = old.removeprefix(_LOCALS_PREFIX)
+    consts = tuple(
+        _plain_qualname(c)
+        if isinstance(c, CodeType)
+        else (new if c == old and type(c) is str and new != old else c)
+        for c in code.co_consts
+    )
+    return code.replace(co_consts=consts, co_qualname=new)
+
+
+class _Mangler(ast.NodeTransformer):
+    """``self.__x`` inside ``class C`` is ``self._C__x``, as CPython's compiler mangles it;
+    done here because the guards receive attribute names as strings, which it leaves alone."""
+
+    def __init__(self) -> None:
+        self._classes: list[str] = []
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> Any:
+        for part in [*node.bases, *node.keywords, *node.decorator_list]:
+            self.visit(part)
+        self._classes.append(node.name)
         try:
-            return self.generic_visit(node)
+            node.body = [self.visit(stmt) for stmt in node.body]
         finally:
-            self._depth -= 1
+            self._classes.pop()
+        return node
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
-
-    def visit_Global(self, node: ast.Global) -> Any:
-        if not self._depth:
-            return node  # outside any function: left as it is
-        local = [n for n in node.names if n in self.top_level]
-        other = [n for n in node.names if n not in self.top_level]
-        out: list[ast.stmt] = []
-        if local:
-            out.append(ast.copy_location(ast.Nonlocal(names=local), node))
-        if other:
-            out.append(ast.copy_location(ast.Global(names=other), node))
-        return out
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        self.generic_visit(node)
+        name = node.attr
+        if self._classes and name.startswith("__") and not name.endswith("__"):
+            owner = self._classes[-1].lstrip("_")
+            if owner:
+                node.attr = f"_{owner}{name}"
+        return node
 
 
 class _YieldFinder(ast.NodeVisitor):
@@ -376,12 +675,16 @@ class _YieldFinder(ast.NodeVisitor):
 
     def __init__(self) -> None:
         self.found: ast.AST | None = None
+        self.nonlocal_: ast.AST | None = None
 
     def visit_Yield(self, node: ast.Yield) -> None:
         self.found = self.found or node
 
     def visit_YieldFrom(self, node: ast.YieldFrom) -> None:
         self.found = self.found or node
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self.nonlocal_ = self.nonlocal_ or node
 
     def _skip(self, node: ast.AST) -> None:
         return None
@@ -407,28 +710,16 @@ def _policy_problem(text: str) -> CompileProblem:
     return CompileProblem("policy", message, line, None)
 
 
-def _seeded_parameters(seeded: tuple[str, ...]) -> ast.arguments:
-    """``MAIN``'s parameters: keyword-only, one per seeded name."""
-    return ast.arguments(
-        posonlyargs=[],
-        args=[],
-        vararg=None,
-        kwonlyargs=[ast.arg(arg=name) for name in seeded],
-        kw_defaults=[None] * len(seeded),
-        defaults=[],
-    )
-
-
 def compile_snippet(
     code: str, seeded: tuple[str, ...] = ()
 ) -> tuple[CodeType | None, list[CompileProblem]]:
     """Compile ``code`` into a module whose execution defines ``MAIN`` (an async function).
 
     ``seeded`` are names the snippet starts with (variables an earlier execution kept): they
-    are keyword-only parameters of ``MAIN``, so the snippet reads and rebinds them as its own
-    top-level names."""
+    are module globals, which the worker sets before ``MAIN`` runs, so the snippet reads and
+    rebinds them as its own top-level names."""
     try:
-        tree = ast.parse(code, FILENAME, "exec")
+        tree = parse(code, FILENAME)
     except SyntaxError as exc:
         return None, [_syntax_problem(exc)]
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -444,10 +735,17 @@ def compile_snippet(
     if finder.found is not None:
         line = getattr(finder.found, "lineno", None)
         return None, [CompileProblem("syntax", "'yield' outside function", line, None)]
+    if finder.nonlocal_ is not None:
+        line = getattr(finder.nonlocal_, "lineno", None)
+        problem = CompileProblem(
+            "syntax", "nonlocal declaration not allowed at module level", line, None
+        )
+        return None, [problem]
 
     errors: list[str] = []
     policy = SnippetPolicy(errors, [], {})
     try:
+        tree = _Mangler().visit(tree)
         policy.direct = direct_callees(tree)
         policy.visit(tree)
     except RecursionError:
@@ -455,22 +753,20 @@ def compile_snippet(
     if errors:
         return None, [_policy_problem(e) for e in dict.fromkeys(errors)]
 
-    collector = _TopLevelNames()
-    for stmt in tree.body:
-        if not isinstance(stmt, ast.Global):
-            collector.visit(stmt)
-    renamer = _GlobalToNonlocal(collector.names | set(seeded))
-    wrapper_body: list[ast.stmt] = []
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Global):
-            continue  # a no-op at module level; invalid beside locals of the same name
-        # The renamer only rewrites `global` statements, which appear only inside functions:
-        # one visit of each top-level statement reaches them all.
-        wrapper_body.append(renamer.visit(stmt))
+    body = [stmt for stmt in tree.body if not isinstance(stmt, ast.Global)]  # no-ops here
+    shared = sorted(set(module_globals(body)) | set(seeded))  # seeded: set in its globals
+    wrapper_body: list[ast.stmt] = [ast.Global(names=shared)] if shared else []
+    for stmt in body:
+        if isinstance(stmt, ast.AnnAssign):
+            wrapper_body.extend(_module_annotation(stmt))
+        else:
+            wrapper_body.append(stmt)
     wrapper_body = wrapper_body or [ast.Pass()]
     main = ast.AsyncFunctionDef(
         name=MAIN,
-        args=_seeded_parameters(seeded),
+        args=ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], defaults=[]
+        ),
         body=wrapper_body,
         decorator_list=[],
         returns=None,
@@ -481,7 +777,8 @@ def compile_snippet(
     module = ast.Module(body=[main], type_ignores=[])
     ast.fix_missing_locations(module)
     try:
-        return compile(module, FILENAME, "exec", dont_inherit=True), []
+        compiled = compile_tree(module, FILENAME)
+        return _module_qualnames(compiled), []
     except SyntaxError as exc:
         return None, [_syntax_problem(exc)]
     except (ValueError, RecursionError, MemoryError) as exc:

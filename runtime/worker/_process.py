@@ -35,7 +35,6 @@ from runtime.worker._guards import SnippetClasses, make_guards
 from runtime.worker._heap import HEAP_MB, Heap
 from runtime.worker._help import Help
 from runtime.worker._modules import (
-    ADOPTION,
     Facade,
     TimeoutScope,
     build_facades,
@@ -46,6 +45,7 @@ from runtime.worker._output import Output
 from runtime.worker._policy import MAIN, CompileProblem, compile_snippet
 from runtime.worker._results import encode_result, exception_error
 from runtime.worker._values import Admission
+from runtime.worker._vetted import ADOPTION, GUARDED_MAKERS
 from runtime.worker._wire import WireLimits
 
 MAX_EXEC_MESSAGE = 64 * 1024 * 1024
@@ -142,7 +142,7 @@ class Prepared:
         classes = SnippetClasses()
         admission = Admission(
             facade_members(self.facades),
-            (Facade, Namespace, ProviderFunction, BoundFormat, TimeoutScope),
+            (Facade, Namespace, ProviderFunction, BoundFormat, TimeoutScope, *GUARDED_MAKERS),
             classes.defined,
         )
         guards = make_guards(admission, classes)
@@ -150,9 +150,12 @@ class Prepared:
         for value in table.values():
             admission.vet(value)
         ADOPTION.adopt, ADOPTION.vet = classes.adopt, admission.vet
+        ADOPTION.getattr, ADOPTION.getitem = guards.builtins["getattr"], guards.getitem
+        ADOPTION.owns = classes.owns
         return {
             "__builtins__": table,
-            "__name__": "snippet",
+            "__name__": "__main__",
+            "__annotations__": {},
             "__metaclass__": classes.metaclass,
             **guards.as_globals(),
         }
@@ -209,7 +212,8 @@ async def _run(
     try:
         with _audit.trusted():
             exec(code, glb)  # defines the snippet's main; none of its statements run yet
-        main = glb.pop(MAIN)(**request.get("variables", {}))
+        glb.update(request.get("variables", {}))  # kept by the last execution: its globals
+        main = glb.pop(MAIN)()
         if "persist" in request:
             scope = main.cr_frame  # it keeps the top-level names once main has returned
         value = await main

@@ -20,6 +20,7 @@ holds its interpreter (and the event loop serving every other session) for long.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, Literal
@@ -27,7 +28,7 @@ from typing import Any, Literal
 from runtime.worker import _audit, _variables, _wire
 from runtime.worker._channel import CallLimitError
 from runtime.worker._errors import PolicyError, ToolError
-from runtime.worker._policy import FILENAME
+from runtime.worker._policy import FILENAME, MAIN
 from runtime.worker._wire import (
     ErrorKind,
     ResultError,
@@ -93,7 +94,24 @@ def snippet_line(tb: TracebackType | None) -> int | None:
     return line
 
 
+def module_error(exc: BaseException) -> BaseException:
+    """``exc`` as CPython would raise it at a module's top level: a fast local of the wrapper
+    read before it is bound is a ``NameError`` there, not an ``UnboundLocalError``."""
+    if type(exc) is not UnboundLocalError:
+        return exc
+    tb = exc.__traceback__
+    with _audit.trusted():
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        top = tb is not None and tb.tb_frame.f_code.co_name == MAIN
+    found = re.match(r"cannot access local variable '(\w+)'", str(exc))
+    if not top or found is None:
+        return exc
+    return NameError(f"name '{found.group(1)}' is not defined").with_traceback(exc.__traceback__)
+
+
 def exception_error(exc: BaseException, limits: WireLimits) -> ResultError:
+    exc = module_error(exc)
     line = snippet_line(exc.__traceback__)
     name = type(exc).__name__
     if isinstance(exc, MemoryError):

@@ -51,8 +51,6 @@ _REFUSED: dict[type, str] = {
     types.MappingProxyType: "a class namespace",
     types.GetSetDescriptorType: "a descriptor",
     types.MemberDescriptorType: "a descriptor",
-    types.WrapperDescriptorType: "a slot wrapper",
-    types.MethodWrapperType: "a bound slot wrapper",
     types.ClassMethodDescriptorType: "a descriptor",
     asyncio.Future: "a future",
     asyncio.Task: "a task",
@@ -110,6 +108,8 @@ _BUILTIN_INSTANCES = frozenset(
         "memoryview",
     }
 )
+_TYPE_FORMS = (types.GenericAlias, types.UnionType)
+"""``list[int]`` and ``int | None``: annotations a snippet writes."""
 """Builtin types (besides the plain ones) whose instances a snippet makes in ordinary code."""
 
 _VETTED_MODULES = frozenset(
@@ -134,11 +134,151 @@ _VETTED_MODULES = frozenset(
         "_md5",
         "numbers",
         "time",
+        "_io",
+        "_csv",
+        "_struct",
+        "_operator",
+        "_contextvars",
     }
 )
 """The contract's modules and the C modules behind them, whose classes' instances snippets
 may hold
 (``time`` for the ``struct_time`` that ``datetime.timetuple()`` returns)."""
+
+SAFE_SLOTS: frozenset[str] = frozenset(
+    {
+        *(
+            f"__{op}__"
+            for op in [
+                "init",
+                "new",
+                "repr",
+                "str",
+                "format",
+                "hash",
+                "bool",
+                "len",
+                "iter",
+                "next",
+                "reversed",
+                "contains",
+                "getitem",
+                "setitem",
+                "delitem",
+                "missing",
+                "eq",
+                "ne",
+                "lt",
+                "le",
+                "gt",
+                "ge",
+                "neg",
+                "pos",
+                "abs",
+                "invert",
+                "round",
+                "trunc",
+                "floor",
+                "ceil",
+                "int",
+                "float",
+                "complex",
+                "index",
+                "enter",
+                "exit",
+                "aenter",
+                "aexit",
+                "aiter",
+                "anext",
+                "call",
+                "setattr",
+                "delattr",
+                "getattribute",
+                "getattr",
+                "init_subclass",
+                "class_getitem",
+                "set_name",
+                "copy",
+                "deepcopy",
+                "post_init",
+                "get",
+                "set",
+                "delete",
+                "divmod",
+                "rdivmod",
+                "length_hint",
+                "bytes",
+            ]
+        ),
+        *(
+            f"__{prefix}{op}__"
+            for op in [
+                "add",
+                "sub",
+                "mul",
+                "matmul",
+                "truediv",
+                "floordiv",
+                "mod",
+                "pow",
+                "lshift",
+                "rshift",
+                "and",
+                "or",
+                "xor",
+            ]
+            for prefix in ("", "r", "i")
+        ),
+    }
+)
+"""Special methods a snippet may read on any admitted object (``super().__init__``,
+``object.__setattr__``, ``dict.__getitem__``...) and define on its own classes. Those that
+write or read attributes are handed out guarded (see :class:`Admission`)."""
+
+SAFE_DUNDERS: frozenset[str] = SAFE_SLOTS | {
+    "__name__",
+    "__qualname__",
+    "__module__",
+    "__doc__",
+    "__class__",
+    "__mro__",
+    "__bases__",
+    "__base__",
+    "__dict__",
+    "__annotations__",
+    "__match_args__",
+    "__slots__",
+    "__members__",
+    "__wrapped__",
+    "__args__",
+    "__origin__",
+    "__parameters__",
+    "__defaults__",
+    "__kwdefaults__",
+    "__cause__",
+    "__context__",
+    "__suppress_context__",
+    "__notes__",
+    "__func__",
+    "__dataclass_fields__",
+    "__dataclass_params__",
+}
+"""Dunder attributes readable on any admitted object; what they give is checked deeply."""
+
+SLOT_GUARDED = frozenset({"__setattr__", "__delattr__", "__getattribute__"})
+
+
+def function_str(func: Any) -> str:
+    """How CPython names a callable in its call errors: ``f()``, ``__main__.f()``."""
+    try:
+        qualname = func.__qualname__
+    except Exception:
+        return str(func)
+    module = getattr(func, "__module__", None)
+    if isinstance(module, str) and module != "builtins":
+        return f"{module}.{qualname}()"
+    return f"{qualname}()"
+
 
 STATIC_METHODS = (str.maketrans, bytes.maketrans, bytearray.maketrans)
 """Static methods of the plain types: builtins with no object bound, admitted by identity."""
@@ -182,6 +322,23 @@ class AsyncStepMethod:
 _ASYNC_STEP_METHODS = frozenset({"asend", "athrow", "aclose"})
 
 
+class GuardedSlot:
+    """``object.__setattr__``, ``x.__delattr__``, ``Namespace.__setattr__``... as a snippet
+    holds them: calling one runs the guard first; the real one stays out of reach (a
+    ``functools.partial`` would hand it out as ``.args[0]``)."""
+
+    __slots__ = ("_guard", "_original")
+
+    def __init__(self, guard: Callable[..., Any], original: Any) -> None:
+        self._guard, self._original = guard, original
+
+    def __call__(self, *args: Any) -> Any:
+        return self._guard(self._original, *args)
+
+    def __repr__(self) -> str:
+        return f"<slot wrapper {self._original.__name__!r} (guarded)>"
+
+
 def is_vetted_record(obj: Any) -> bool:
     """An instance (not a class) of a class of the vetted modules: ``Counter``, ``Context``..."""
     return not isinstance(obj, type) and type(obj).__module__ in _VETTED_MODULES
@@ -222,6 +379,10 @@ class Admission:
         self._vetted = {id(v) for v in self._keep}
         self._own_types = frozenset(own_types)
         self._defined = defined
+        self.slot_guard: Callable[..., Any] | None = None
+        """Calls ``object.__setattr__``, ``__delattr__`` or ``__getattribute__`` (given first)
+        through the guards: a snippet holds them only as ``partial(slot_guard, original)``,
+        since the real ones skip the guards."""
         self.formats: Formats | None = None
         """Where the guarded ``str.format`` comes from; a real one is never admitted."""
         self._by_type: dict[type, Callable[[Any, str], Any] | None] = {}
@@ -249,10 +410,12 @@ class Admission:
 
     def admit_deep(self, value: Any, what: str, budget: int = 100_000) -> Any:
         """Like ``admit``, and the items of containers too (for what exceptions carry)."""
+        first = self.admit(value, what)  # the value itself may be handed out as a stand-in
         pending = [value]
         while pending:
             item = pending.pop()
-            self.admit(item, what)
+            if item is not value and self.admit(item, what) is not item:
+                raise PolicyError(f"{what} holds {_name(item)}, which a snippet gets only alone")
             if type(item) in (list, tuple, set, frozenset):
                 pending.extend(item)
             elif type(item) is dict:
@@ -261,7 +424,7 @@ class Admission:
             budget -= 1
             if budget < 0:
                 raise PolicyError(f"{what} holds too many objects to check; use str() of it")
-        return value
+        return first
 
     # -- per-type decisions --------------------------------------------------------------
 
@@ -275,6 +438,8 @@ class Admission:
             types.BuiltinFunctionType: self._builtin,
             types.MethodType: self._method,
             types.MethodDescriptorType: self._unbound,
+            types.WrapperDescriptorType: self._slot_wrapper,
+            types.MethodWrapperType: self._bound_slot,
             **dict.fromkeys(ASYNC_STEPS, self._async_step),
         }
         special = specials.get(kind)
@@ -282,7 +447,14 @@ class Admission:
             return special
         if issubclass(kind, type):
             return self._class
-        if kind is AsyncStepMethod or kind in self._own_types or issubclass(kind, BaseException):
+        if kind in _TYPE_FORMS:
+            return None
+        if (
+            kind is AsyncStepMethod
+            or kind is GuardedSlot
+            or kind in self._own_types
+            or issubclass(kind, BaseException)
+        ):
             return None
         if self._defined(kind):
             return None
@@ -323,12 +495,39 @@ class Admission:
             if self.formats is None:
                 raise _refuse(what, f"the real str.{value.__name__}")
             return self.formats.bound(bound, value.__name__)
-        if value.__name__.startswith("_"):
+        if value.__name__.startswith("_") and value.__name__ in SLOT_GUARDED:
+            raise _refuse(what, f"the special method {_name(value)}")
+        if value.__name__.startswith("_") and value.__name__ not in SAFE_SLOTS:
             raise _refuse(what, f"the special method {_name(value)}")
         if type(bound) is types.AsyncGeneratorType and value.__name__ in _ASYNC_STEP_METHODS:
             return AsyncStepMethod(value)
         self.admit(bound, what)
         return value
+
+    def _slot_wrapper(self, value: Any, what: str) -> Any:
+        """An unbound special method of a builtin class (``object.__init__``,
+        ``Exception.__init__``, ``dict.__setitem__``)."""
+        owner, name = value.__objclass__, value.__name__
+        plain = owner in _PLAIN_CLASSES or owner is object or issubclass(owner, BaseException)
+        if not plain or name not in SAFE_SLOTS:
+            raise _refuse(what, f"the slot wrapper {_name(value)}")
+        return self._slot_guarded(value, what)
+
+    def _bound_slot(self, value: Any, what: str) -> Any:
+        """A special method bound to an object (``super().__init__``, ``x.__eq__``)."""
+        name = value.__name__
+        if name not in SAFE_SLOTS:
+            raise _refuse(what, f"the special method {_name(value)}")
+        bound = value.__self__
+        self.admit(bound, what)
+        return self._slot_guarded(value, what)
+
+    def _slot_guarded(self, value: Any, what: str) -> Any:
+        if value.__name__ not in SLOT_GUARDED:
+            return value
+        if self.slot_guard is None:
+            raise _refuse(what, f"the special method {_name(value)}")
+        return GuardedSlot(self.slot_guard, value)
 
     def _method(self, value: types.MethodType, what: str) -> Any:
         """A bound method: its object must be admissible, and the function must be the
@@ -345,7 +544,8 @@ class Admission:
         for klass in owner.__mro__:
             found = klass.__dict__.get(name)
             if found is function or getattr(found, "__func__", None) is function:
-                return value
+                # a class of the runtime's own writing its slots (Namespace.__setattr__)
+                return self._slot_guarded(value, what)
         raise _refuse(what, f"the function {_name(function)} bound to a {owner.__name__}")
 
     def _unbound(self, value: Any, what: str) -> Any:
@@ -356,6 +556,8 @@ class Admission:
         if owner is str and name in FORMAT_METHODS and self.formats is not None:
             return self.formats.unbound[name]
         if owner in _PLAIN_CLASSES and not name.startswith("_") and name not in FORMAT_METHODS:
+            return value
+        if owner in _PLAIN_CLASSES and name in SAFE_SLOTS:
             return value
         raise _refuse(
             what,

@@ -21,7 +21,9 @@ from fabric import Fabric
 ESCAPE = 'open("{canary}", "w").write("escaped")'
 PRIVATE = "names starting with '_' are private"
 INTERNALS = "it exposes interpreter internals"
-INVALID = "is an invalid attribute name because it starts with"
+RESTRICTED = "is a restricted name: it exposes interpreter internals"
+OWN_ONLY = "private names are readable on the snippet's own objects only"
+RESERVED = "is a reserved name"
 
 
 @dataclass(frozen=True)
@@ -84,31 +86,31 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "globals of a function by format": Refusal(
             "def f():\n    pass\n'{0.__globals__}'.format(f)", "policy", PRIVATE
         ),
-        "f-string attribute": Refusal("f'{().__class__}'", "policy", INVALID),
+        "f-string attribute": Refusal("f'{().__class__.__subclasses__()}'", "policy", RESTRICTED),
     },
     "exception carriers": {
         "traceback of a caught error": Refusal(
-            "try:\n    1 / 0\nexcept Exception as e:\n    e.__traceback__", "policy", INVALID
+            "try:\n    1 / 0\nexcept Exception as e:\n    e.__traceback__", "policy", RESTRICTED
         ),
         "the context chain": Refusal(
-            "try:\n    try:\n        1 / 0\n    except Exception:\n        raise ValueError()\nexcept ValueError as e:\n    e.__context__",
+            "try:\n    try:\n        1 / 0\n    except Exception:\n        raise ValueError()\nexcept ValueError as e:\n    e.__context__.__traceback__",
             "policy",
-            INVALID,
+            RESTRICTED,
         ),
         "the cause chain": Refusal(
-            "try:\n    raise ValueError() from KeyError()\nexcept ValueError as e:\n    e.__cause__",
+            "try:\n    raise ValueError() from KeyError()\nexcept ValueError as e:\n    e.__cause__.__traceback__",
             "policy",
-            INVALID,
+            RESTRICTED,
         ),
         "traceback frame": Refusal(
             "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\ntb.tb_frame.f_globals",
             "policy",
-            INVALID,
+            RESTRICTED,
         ),
         "traceback next": Refusal(
             "try:\n    1 / 0\nexcept Exception as e:\n    tb = e.__traceback__\ntb.tb_next",
             "policy",
-            INVALID,
+            RESTRICTED,
         ),
         "an exception leaving the sandbox": Refusal(
             "try:\n    1 / 0\nexcept Exception as e:\n    return e",
@@ -192,7 +194,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "collections.abc": Refusal(
             "import collections\ncollections.abc", "runtime", "collections.abc is not available"
         ),
-        "random._os": Refusal("import random\nrandom._os", "policy", INVALID),
+        "random._os": Refusal("import random\nrandom._os", "policy", OWN_ONLY),
         "re internals": Refusal(
             "import re\nre.sre_compile", "runtime", "re.sre_compile is not available"
         ),
@@ -211,15 +213,102 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "import subprocess": Refusal(
             "import subprocess", "runtime", "import of 'subprocess' is not allowed"
         ),
-        "import string": Refusal(
-            "import string\nstring.Formatter()", "runtime", "import of 'string' is not allowed"
+        "string.Formatter": Refusal(
+            "import string\nstring.Formatter()", "runtime", "string.Formatter is not available"
         ),
-        "import operator": Refusal(
-            "import operator\noperator.attrgetter('__class__')(1)",
+        "operator.attrgetter of a refused name": Refusal(
+            "import operator\noperator.attrgetter('__class__.__subclasses__')(1)",
+            "policy",
+            "it exposes interpreter internals",
+        ),
+        "operator.attrgetter of a private name": Refusal(
+            "import operator, json\noperator.attrgetter('_default_decoder')(json)",
+            "policy",
+            OWN_ONLY,
+        ),
+        "operator.methodcaller of a refused name": Refusal(
+            "import operator\noperator.methodcaller('__reduce_ex__', 2)(1)",
+            "policy",
+            "it exposes interpreter internals",
+        ),
+        "typing.get_type_hints": Refusal(
+            "import typing\ntyping.get_type_hints", "runtime", "get_type_hints is not available"
+        ),
+        "a forward reference's evaluation": Refusal(
+            "import typing\ntyping.List['int'].__args__[0]._evaluate({}, {}, frozenset())",
+            "policy",
+            "the sandbox refuses 'compile'",
+        ),
+        "time.sleep": Refusal(
+            "import time\ntime.sleep(1)", "runtime", "time.sleep is not available"
+        ),
+        "io's files": Refusal(
+            "import io\nio.open('/etc/passwd')", "runtime", "io.open is not available"
+        ),
+        "io.FileIO": Refusal(
+            "import io\nio.FileIO('/etc/passwd')", "runtime", "io.FileIO is not available"
+        ),
+        "a dataclass field named to inject code": Refusal(
+            "import dataclasses\nclass C:\n    __annotations__ = {'x=__import__(\"os\")': int}\n"
+            "dataclasses.dataclass(C)",
             "runtime",
-            "import of 'operator' is not allowed",
+            "dataclass field names must be identifiers",
         ),
-        "import typing": Refusal("import typing", "runtime", "import of 'typing' is not allowed"),
+        "dataclass of a class from outside": Refusal(
+            "import dataclasses, collections\ndataclasses.dataclass(collections.Counter)",
+            "runtime",
+            "dataclass() applies to classes the snippet defines",
+        ),
+        "a dataclass method's globals": Refusal(
+            "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int\nC.__init__.__globals__",
+            "policy",
+            RESTRICTED,
+        ),
+        "copy with a reduce hook naming a constructor": Refusal(
+            "import copy\nclass C:\n    def __reduce__(self):\n        return (print, ('x',))\ncopy.copy(C())",
+            "runtime",
+            "its class defines its own reduce hook",
+        ),
+        "copy of a module facade": Refusal(
+            "import copy, json\ncopy.copy(json)", "runtime", "it belongs to the sandbox"
+        ),
+        "deepcopy of a provider namespace inside a list": Refusal(
+            "import copy\ncopy.deepcopy([{'t': tools}])", "runtime", "it belongs to the sandbox"
+        ),
+        "a zoneinfo file outside the zones": Refusal(
+            "import zoneinfo\nzoneinfo.ZoneInfo('../../../etc/passwd')",
+            "runtime",
+            "No time zone found",
+        ),
+        "contextlib's redirect of stdout": Refusal(
+            "import contextlib\ncontextlib.redirect_stdout",
+            "runtime",
+            "redirect_stdout is not available",
+        ),
+        "an enum's class namespace": Refusal(
+            "import enum\nclass E(enum.Enum):\n    A = 1\nE.__dict__", "policy", "a class namespace"
+        ),
+        "abc's registry": Refusal(
+            "import abc\nclass A(abc.ABC):\n    pass\nA._abc_impl", "policy", "_abc_data"
+        ),
+        "a metaclass of abc's by keyword": Refusal(
+            "import abc\nclass A(metaclass=abc.ABCMeta):\n    pass",
+            "policy",
+            '"metaclass" is not allowed',
+        ),
+        "a subclass of ABCMeta": Refusal(
+            "import abc\nclass M(abc.ABCMeta):\n    pass", "policy", "metaclasses are refused"
+        ),
+        "csv reading a file name": Refusal(
+            "import csv\nlist(csv.reader(open('/etc/passwd')))",
+            "runtime",
+            "name 'open' is not defined",
+        ),
+        "struct reaching memory": Refusal(
+            "import struct\nstruct.unpack_from('P', b'')",
+            "runtime",
+            "unpack_from requires a buffer",
+        ),
         "namedtuple with a dunder field": Refusal(
             "import collections\ncollections.namedtuple('A', ['__class__'])",
             "runtime",
@@ -228,74 +317,272 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
     },
     "descriptors and class machinery": {
         "subclasses from a tuple": Refusal(
-            "().__class__.__bases__[0].__subclasses__()", "policy", INVALID
+            "().__class__.__bases__[0].__subclasses__()", "policy", RESTRICTED
         ),
-        "object.__subclasses__": Refusal("object.__subclasses__()", "policy", INVALID),
+        "object.__subclasses__": Refusal("object.__subclasses__()", "policy", RESTRICTED),
         "int.mro": Refusal("int.mro()[-1]", "policy", INTERNALS),
-        "type.__subclasses__": Refusal("type.__subclasses__(object)", "policy", INVALID),
-        "a class namespace": Refusal("str.__dict__", "policy", INVALID),
+        "type.__subclasses__": Refusal("type.__subclasses__(object)", "policy", RESTRICTED),
+        "a class namespace": Refusal(
+            "str.__dict__", "policy", "a class namespace from outside the snippet"
+        ),
         "a metaclass keyword": Refusal(
             "class A(metaclass=print):\n    pass", "policy", '"metaclass" is not allowed'
         ),
         "a subclass of type": Refusal(
-            "class M(type):\n    pass", "runtime", "name 'type' is not defined"
+            "class M(type):\n    pass", "policy", "metaclasses are refused"
         ),
         "an unbound method leaving": Refusal(
             "return list.append", "runtime", "cannot leave the sandbox"
         ),
         "decorator taking the code": Refusal(
-            "def deco(f):\n    return f.__code__\n@deco\ndef g():\n    pass\ng", "policy", INVALID
+            "def deco(f):\n    return f.__code__\n@deco\ndef g():\n    pass\ng",
+            "policy",
+            RESTRICTED,
         ),
         "init_subclass": Refusal(
-            "class X:\n    def __init_subclass__(cls):\n        pass",
+            "class X:\n    def __init_subclass__(cls):\n        cls.seen = cls.__dict__\n"
+            "class Y(X):\n    pass",
             "policy",
-            '"__init_subclass__" is an invalid',
+            "a class namespace from outside the snippet",
         ),
         "a descriptor's __get__": Refusal(
-            "class D:\n    def __get__(self, obj, owner):\n        return owner\n",
+            "class D:\n    def __get__(self, obj, owner):\n        return owner\n"
+            "class H:\n    d = D()\nH.d.__dict__",
             "policy",
-            '"__get__" is an invalid',
+            "a class namespace from outside the snippet",
         ),
         "__del__ running in the host": Refusal(
             "class X:\n    def __del__(self):\n        " + ESCAPE + "\nreturn X()",
             "policy",
-            '"__del__" is an invalid',
+            '"__del__" cannot be defined',
         ),
         "__repr__ running in the host": Refusal(
             "class X:\n    def __repr__(self):\n        " + ESCAPE + "\nreturn X()",
-            "policy",
-            '"__repr__" is an invalid',
+            "runtime",
+            "X object is not plain data",
         ),
     },
     "builtins": {
         "lambda globals": Refusal(
-            "(lambda: 0).__globals__['__builtins__']['open']", "policy", INVALID
+            "(lambda: 0).__globals__['__builtins__']['open']", "policy", RESTRICTED
         ),
-        "function globals": Refusal("def f():\n    pass\nf.__globals__", "policy", INVALID),
-        "__builtins__": Refusal("__builtins__['open']", "policy", "invalid variable name"),
-        "__import__": Refusal(
-            "__import__('os').system('touch {canary}')", "policy", "invalid variable name"
-        ),
-        "print.__self__": Refusal("print.__self__", "policy", INVALID),
+        "function globals": Refusal("def f():\n    pass\nf.__globals__", "policy", RESTRICTED),
+        "__builtins__": Refusal("__builtins__['open']", "policy", RESERVED),
+        "__import__": Refusal("__import__('os').system('touch {canary}')", "policy", RESERVED),
+        "print.__self__": Refusal("print.__self__", "policy", RESTRICTED),
         "ToolError.__init__.__globals__": Refusal(
-            "ToolError.__init__.__globals__", "policy", INVALID
+            "ToolError.__init__.__globals__", "policy", RESTRICTED
         ),
-        "class body builtins": Refusal(
-            "class A:\n    x = __builtins__\nA.x", "policy", "invalid variable name"
+        "class body builtins": Refusal("class A:\n    x = __builtins__\nA.x", "policy", RESERVED),
+        "getattr of a refused name": Refusal(
+            "getattr(print, '__self__')", "policy", "it exposes interpreter internals"
         ),
-        "getattr": Refusal("getattr(1, '__class__')", "runtime", "name 'getattr' is not defined"),
-        "type": Refusal("type(1)", "runtime", "name 'type' is not defined"),
+        "getattr of a private name of the runtime's": Refusal(
+            "import json\ngetattr(json, '_default_decoder')", "policy", OWN_ONLY
+        ),
+        "type of a runtime object": Refusal("type(print)", "policy", "the class builtins.method"),
+        "type with three arguments deriving from type": Refusal(
+            "type('M', (type,), {})", "policy", "metaclasses are refused"
+        ),
+        "setattr on a builtin": Refusal(
+            "setattr(len, '__doc__', 'x')", "policy", "writing to a builtin_function_or_method"
+        ),
+        "setattr of __class__": Refusal(
+            "class C:\n    pass\nsetattr(C(), '__class__', int)",
+            "policy",
+            "changes what an object is",
+        ),
+        "vars of a class": Refusal("vars(int)", "policy", "a class namespace"),
         "eval": Refusal("eval('1')", "policy", "Eval calls are not allowed"),
         "exec": Refusal("exec('import os')", "policy", "Exec calls are not allowed"),
         "compile": Refusal("compile('1', 'x', 'eval')", "runtime", "name 'compile' is not defined"),
         "globals": Refusal("globals()['__builtins__']", "runtime", "name 'globals' is not defined"),
-        "vars": Refusal("vars()", "runtime", "name 'vars' is not defined"),
+        "vars": Refusal("vars()", "policy", "a snippet's scopes are not values"),
         "open": Refusal(ESCAPE, "runtime", "name 'open' is not defined"),
         "breakpoint": Refusal("breakpoint()", "policy", '"breakpoint" is a reserved name'),
     },
+    "relaxed names, dunders and class machinery": {
+        "enum's _convert_ writing into a runtime module": Refusal(
+            "import enum\nclass E(enum.Enum):\n    A = 1\n"
+            "E._convert_('PLAIN', 'runtime.worker._guards', lambda n: False, source={})",
+            "policy",
+            "a private method of a class from outside the snippet",
+        ),
+        "abc's private helpers on the snippet's class": Refusal(
+            "import abc\nclass A(abc.ABC):\n    pass\nA._dump_registry()",
+            "policy",
+            "a private method of a class from outside the snippet",
+        ),
+        "a traceback handed to __exit__": Refusal(
+            "class CM:\n    def __enter__(self):\n        return self\n"
+            "    def __exit__(self, t, e, tb):\n        self.tb = tb\n        return True\n"
+            "with CM() as cm:\n    1 / 0\ncm.tb.__class__",
+            "policy",
+            "is a traceback from outside the snippet",
+        ),
+        "a traceback's frame through object.__getattribute__": Refusal(
+            "class CM:\n    def __enter__(self):\n        return self\n"
+            "    def __exit__(self, t, e, tb):\n        self.tb = tb\n        return True\n"
+            "with CM() as cm:\n    1 / 0\nobject.__getattribute__(cm.tb, 'tb_frame')",
+            "policy",
+            "is a traceback from outside the snippet",
+        ),
+        "a match pattern reading a frame": Refusal(
+            "def g():\n    yield 1\nmatch g():\n    case object(gi_frame=f):\n        pass",
+            "policy",
+            "cannot be matched as an attribute",
+        ),
+        "a match value reading a private name": Refusal(
+            "import json\nmatch 1:\n    case json._default_decoder:\n        pass",
+            "policy",
+            "cannot be matched as an attribute",
+        ),
+        "class keywords unpacked to name a metaclass": Refusal(
+            "class X(**{'metaclass': print}):\n    pass", "policy", "cannot be unpacked with **"
+        ),
+        "__mro_entries__ naming type as a base": Refusal(
+            "class M:\n    def __mro_entries__(self, bases):\n        return (type,)\n"
+            "class X(M()):\n    pass",
+            "policy",
+            "metaclasses are refused",
+        ),
+        "type.__new__ making a class past the class statement": Refusal(
+            "type.__new__(type, 'X', (), {})", "policy", "from outside the snippet"
+        ),
+        "ABCMeta called directly": Refusal(
+            "import abc\nabc.ABCMeta('X', (), {})", "policy", "the class abc.X from outside"
+        ),
+        "object.__setattr__ on a facade": Refusal(
+            "import json\nobject.__setattr__(json, 'loads', print)",
+            "policy",
+            "writing to a Facade object is not allowed",
+        ),
+        "object.__setattr__ on a host function": Refusal(
+            "import json\nobject.__setattr__(json.loads, '__kwdefaults__', {})",
+            "policy",
+            "writing to a function object is not allowed",
+        ),
+        "object.__getattribute__ of globals": Refusal(
+            "def f():\n    pass\nobject.__getattribute__(f, '__globals__')", "policy", "internals"
+        ),
+        "type.__setattr__ on a builtin class": Refusal(
+            "type.__setattr__(int, 'x', 1)", "policy", "the slot wrapper type.__setattr__"
+        ),
+        "super() over a host object's __setattr__": Refusal(
+            "import json\nsuper(object, json).__setattr__('x', 1)",
+            "policy",
+            "writing to a super object is not allowed",
+        ),
+        "super() reaching a vetted base's private method": Refusal(
+            "import textwrap\nclass W(textwrap.TextWrapper):\n    def go(self):\n"
+            "        return super()._split('a b')\nW().go()",
+            "policy",
+            OWN_ONLY,
+        ),
+        "getattr of __reduce_ex__": Refusal(
+            "getattr(1, '__reduce_ex__')(2)", "policy", "it exposes interpreter internals"
+        ),
+        "getattr of __subclasses__": Refusal(
+            "getattr(object, '__subclasses__')()", "policy", "it exposes interpreter internals"
+        ),
+        "a generic alias forwarding to its class namespace": Refusal(
+            "list[int].__dict__", "policy", "a class namespace"
+        ),
+        "a typing alias's private method": Refusal(
+            "import typing\ntyping.List._getitem", "policy", OWN_ONLY
+        ),
+        "a dataclass Field's internals": Refusal(
+            "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int = 1\n"
+            "dataclasses.fields(C)[0]._field_type",
+            "policy",
+            OWN_ONLY,
+        ),
+        "a dataclass field named __class__": Refusal(
+            "import dataclasses\ndataclasses.make_dataclass('X', ['__class__'])",
+            "runtime",
+            "cannot be special names",
+        ),
+        "a dataclass's repr wrapper's globals": Refusal(
+            "import dataclasses\n@dataclasses.dataclass\nclass C:\n    x: int\n"
+            "C.__repr__.__wrapped__.__globals__",
+            "policy",
+            RESTRICTED,
+        ),
+        "deepcopy of a class with its own __reduce_ex__": Refusal(
+            "import copy\nclass C:\n    def __reduce_ex__(self, p):\n        return (print, ())\n"
+            "copy.deepcopy([C()])",
+            "runtime",
+            "its class defines its own reduce hook",
+        ),
+        "operator.iadd iterating past the guard": Refusal(
+            "import operator\noperator.iadd", "runtime", "operator.iadd is not available"
+        ),
+        "operator.attrgetter of a generator's frame": Refusal(
+            "import operator\ndef g():\n    yield 1\noperator.attrgetter('gi_frame')(g())",
+            "policy",
+            "it exposes interpreter internals",
+        ),
+        "a format spec walking a private name": Refusal(
+            "class C:\n    _x = 1\n'{0._x}'.format(C())", "policy", PRIVATE
+        ),
+        "a format field walking to globals": Refusal(
+            "def f():\n    pass\n'{0.__globals__}'.format(f)", "policy", PRIVATE
+        ),
+        "zoneinfo's real class": Refusal(
+            "import zoneinfo\nzoneinfo.ZoneInfo('UTC').__class__",
+            "policy",
+            "the class zoneinfo.ZoneInfo from outside",
+        ),
+        "assigning __class__ to a vetted class": Refusal(
+            "import textwrap\nclass C:\n    pass\nc = C()\nc.__class__ = textwrap.TextWrapper",
+            "policy",
+            "it changes what an object is",
+        ),
+        "setattr of __class__": Refusal(
+            "import textwrap\nclass C:\n    pass\nsetattr(C(), '__class__', textwrap.TextWrapper)",
+            "policy",
+            "it changes what an object is",
+        ),
+        "an enum member's __objclass__": Refusal(
+            "import enum\nclass E(enum.Enum):\n    A = 1\nE.A.__objclass__", "policy", RESTRICTED
+        ),
+        "vars of a class": Refusal("class C:\n    pass\nvars(C)", "policy", "a class namespace"),
+        "a guard's name rebound": Refusal(
+            "_getattr_ = lambda o, n: 1", "policy", '"_getattr_" is a reserved name'
+        ),
+        "__metaclass__ rebound": Refusal(
+            "__metaclass__ = type\nclass X:\n    pass", "policy", RESERVED
+        ),
+        "a provider namespace's own __setattr__": Refusal(
+            "tools.__setattr__('_names', [])",
+            "policy",
+            "writing to a Namespace object is not allowed",
+        ),
+        "a provider namespace's own __delattr__": Refusal(
+            "tools.__delattr__('_channel')",
+            "policy",
+            "writing to a Namespace object is not allowed",
+        ),
+        "a guard's name bound by a mapping pattern": Refusal(
+            "match {}:\n    case {**_write_}:\n        pass",
+            "policy",
+            '"_write_" is a reserved name',
+        ),
+        "the real slot wrapper behind the guarded one": Refusal(
+            "import json\ns = object.__setattr__\nfor f in s.args:\n    f(json, 'x', 1)",
+            "runtime",
+            "'GuardedSlot' object has no attribute 'args'",
+        ),
+        "the guarded slot's own fields": Refusal(
+            "s = object.__setattr__\ns._original", "policy", OWN_ONLY
+        ),
+        "a finalizer": Refusal(
+            "class X:\n    def __del__(self):\n        pass", "policy", "cannot be defined"
+        ),
+    },
     "the host's objects": {
-        "provider internals": Refusal("tools._channel", "policy", INVALID),
-        "a provider's call method": Refusal("tools.read.__call__.__self__", "policy", INVALID),
+        "provider internals": Refusal("tools._channel", "policy", OWN_ONLY),
+        "a provider's call method": Refusal("tools.read.__call__.__self__", "policy", RESTRICTED),
         "overwrite a provider": Refusal(
             "tools.read = print", "policy", "writing to a Namespace object is not allowed"
         ),
@@ -305,12 +592,26 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "overwrite a builtin type": Refusal(
             "list.append = print", "policy", "writing to list is not allowed"
         ),
-        "namespace internals": Refusal("tools._names = []", "policy", INVALID),
+        "namespace internals": Refusal(
+            "tools._names = []", "policy", "writing to a Namespace object is not allowed"
+        ),
         "print to a file": Refusal(
             "print('x', file='{canary}')", "policy", "print(file=...) is not allowed"
         ),
-        "match statement": Refusal("match 1:\n    case 1:\n        pass", "policy", "Match"),
-        "except*": Refusal("try:\n    pass\nexcept* Exception:\n    pass", "policy", "TryStar"),
+        "a match pattern reading a private attribute": Refusal(
+            "match print:\n    case object(__self__=s):\n        pass", "policy", "it is private"
+        ),
+        "a match pattern reading __class__": Refusal(
+            "import json\nmatch json.loads:\n    case object(__class__=k):\n        pass",
+            "policy",
+            "it is private",
+        ),
+        "an exception group's traceback": Refusal(
+            "try:\n    raise ExceptionGroup('g', [ValueError()])\n"
+            "except* ValueError as eg:\n    eg.__traceback__.tb_frame",
+            "policy",
+            RESTRICTED,
+        ),
     },
 }
 
@@ -502,3 +803,13 @@ def test_the_audit_hook_refuses_what_the_value_checks_let_slip() -> None:
     outcomes = json.loads(done.stdout)
     for name, outcome in outcomes.items():
         assert outcome.startswith("PolicyError: the sandbox refuses"), (name, outcome)
+
+
+async def test_the_dict_of_an_object_from_outside_is_a_copy(fab: Fabric) -> None:
+    """vars() of a host function reads its attributes; writing to what it gives changes
+    nothing outside (the write guard still decides what may be modified)."""
+    result = await fab.exec(
+        "import json\nd = vars(json.loads)\nd['x'] = 1\n[hasattr(json.loads, 'x'), d['x']]"
+    )
+    assert result.ok, result.text
+    assert result.value == [False, 1]

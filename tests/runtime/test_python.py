@@ -1,0 +1,428 @@
+"""Full Python in the sandbox: each construct runs in plain CPython and in Fabric, and both
+give the same value, or the same exception type and message.
+
+A case is a snippet whose last line is usually an expression. CPython runs it as a module
+(``__name__ == "__main__"``, top-level ``await`` allowed) and evaluates the last line; Fabric
+returns it. Values are compared as JSON, the form in which Fabric hands them back.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from fabric import Fabric
+
+CASES: dict[str, str] = {
+    # -- module semantics -------------------------------------------------------------------
+    "a later top-level def shadows a builtin for functions": (
+        "def f(xs):\n    return min(xs)\na = f([3, 1])\n"
+        "def min(xs):\n    return 'mine'\n[a, f([3])]"
+    ),
+    "functions see top-level names as globals": (
+        "count = 0\ndef bump():\n    global count\n    count += 1\nbump(); bump()\ncount"
+    ),
+    "a global created inside a function": "def f():\n    global g\n    g = 5\nf()\ng",
+    "a builtin shadowed later at top level": "a = len('ab')\nlen = 3\n[a, len]",
+    "a name read before it is bound": "print(y)\ny = 1\ny",
+    "a missing argument names the function": "def f(a):\n    pass\nf()",
+    "a missing argument names the method": ("class C:\n    def m(self, x):\n        pass\nC().m()"),
+    "a lambda's missing argument": "(lambda a: a)()",
+    "** of a non-mapping names the function": "def f(**k):\n    pass\nf(**[1])",
+    "* of a non-iterable names the function": "def f(*a):\n    pass\nf(*1)",
+    "a keyword given twice names the function": ("def f(**k):\n    pass\nf(a=1, **{'a': 2})"),
+    "keywords that are not strings": "def f(**k):\n    pass\nf(**{1: 2})",
+    "keywords merged in order": (
+        "def f(**k):\n    return list(k.items())\nf(a=1, **{'b': 2}, c=3, **{'d': 4})"
+    ),
+    "** of a mapping that is not a dict": (
+        "import collections\ndef f(**k):\n    return k\nf(**collections.OrderedDict(a=1))"
+    ),
+    "a failed unpacking leaves the rest of the iterator": (
+        "src = iter([1, 2, 3, 4, 5])\ntry:\n    a, b = src\nexcept ValueError as e:\n"
+        "    m = str(e)\n[m, list(src)]"
+    ),
+    "too few values to unpack": "a, b, c = iter([1, 2])",
+    "starred unpacking": "a, *b, c = iter(range(5))\n[a, b, c]",
+    "nested unpacking": "(a, (b, c)), d = [(1, iter([2, 3])), 4]\n[a, b, c, d]",
+    "qualified names as CPython gives them": (
+        "class C:\n    def m(self):\n        return 1\n"
+        "def f():\n    def g():\n        pass\n    return g\n"
+        "[C.__qualname__, C.m.__qualname__, f().__qualname__, (lambda: 0).__qualname__]"
+    ),
+    "__name__ is __main__": "__name__",
+    # -- names and dunders ------------------------------------------------------------------
+    "underscore names": "_cache = {}\ndef _get(k):\n    return _cache.setdefault(k, len(_cache))\n[_get('a'), _get('b'), _get('a')]",
+    "private attributes of the snippet's objects": (
+        "class C:\n    def __init__(self):\n        self._rows = [1]\n"
+        "    def _add(self, x):\n        self._rows.append(x)\n        return self._rows\nC()._add(2)"
+    ),
+    "name mangling": (
+        "class C:\n    def __init__(self):\n        self.__secret = 7\n"
+        "    def peek(self):\n        return self.__secret\n[C().peek(), C()._C__secret]"
+    ),
+    "__repr__, __str__ and __eq__": (
+        "class P:\n    def __init__(self, x):\n        self.x = x\n"
+        "    def __repr__(self):\n        return f'P({self.x})'\n"
+        "    def __str__(self):\n        return 'p' + str(self.x)\n"
+        "    def __eq__(self, o):\n        return isinstance(o, P) and o.x == self.x\n"
+        "[repr(P(1)), str(P(2)), P(1) == P(1), P(1) != P(2), f'{P(3)}']"
+    ),
+    "sortable and hashable records": (
+        "class R:\n    def __init__(self, k):\n        self.k = k\n"
+        "    def __lt__(self, o):\n        return self.k < o.k\n"
+        "    def __hash__(self):\n        return hash(self.k)\n"
+        "    def __eq__(self, o):\n        return self.k == o.k\n"
+        "[[r.k for r in sorted([R(3), R(1), R(2)])], len({R(1), R(1), R(2)})]"
+    ),
+    "iterable and indexable containers": (
+        "class Bag:\n    def __init__(self, *xs):\n        self.xs = list(xs)\n"
+        "    def __len__(self):\n        return len(self.xs)\n"
+        "    def __iter__(self):\n        return iter(self.xs)\n"
+        "    def __getitem__(self, i):\n        return self.xs[i]\n"
+        "    def __contains__(self, x):\n        return x in self.xs\n"
+        "    def __bool__(self):\n        return bool(self.xs)\n"
+        "b = Bag(1, 2, 3)\n[len(b), list(b), b[1], 2 in b, bool(Bag()), b[::-1], sum(b)]"
+    ),
+    "an iterator class": (
+        "class Count:\n    def __init__(self, n):\n        self.i, self.n = 0, n\n"
+        "    def __iter__(self):\n        return self\n"
+        "    def __next__(self):\n        if self.i >= self.n:\n            raise StopIteration\n"
+        "        self.i += 1\n        return self.i\nlist(Count(3))"
+    ),
+    "a context manager class": (
+        "log = []\nclass CM:\n    def __enter__(self):\n        log.append('in')\n        return 5\n"
+        "    def __exit__(self, *exc):\n        log.append('out')\n        return True\n"
+        "with CM() as v:\n    raise ValueError\n[v, log]"
+    ),
+    "__index__, __call__ and operators": (
+        "class N:\n    def __init__(self, v):\n        self.v = v\n"
+        "    def __index__(self):\n        return self.v\n"
+        "    def __call__(self, x):\n        return x * self.v\n"
+        "    def __add__(self, o):\n        return N(self.v + o.v)\n"
+        "    def __radd__(self, o):\n        return N(self.v + o)\n"
+        "[[10, 20, 30][N(1)], N(3)(2), (N(1) + N(2)).v, sum([N(1), N(2)], 0).v]"
+    ),
+    "super().__init__ in a subclass": (
+        "class A:\n    def __init__(self, x):\n        self.x = x\n"
+        "class B(A):\n    def __init__(self):\n        super().__init__(4)\n        self.y = 1\n"
+        "[B().x, B().y, isinstance(B(), A)]"
+    ),
+    "a subclass of Exception with super().__init__": (
+        "class E(Exception):\n    def __init__(self, code):\n        super().__init__(f'code {code}')\n"
+        "        self.code = code\ntry:\n    raise E(3)\nexcept E as e:\n    r = [str(e), e.code, e.args]\nr"
+    ),
+    "a subclass of dict": (
+        "class D(dict):\n    def __missing__(self, k):\n        return k * 2\n"
+        "    def __setitem__(self, k, v):\n        super().__setitem__(k, v + 1)\n"
+        "d = D()\nd['a'] = 1\n[d['a'], d['zz'], dict(d)]"
+    ),
+    "object.__setattr__ in a frozen class": (
+        "class F:\n    def __init__(self, x):\n        object.__setattr__(self, 'x', x)\n"
+        "    def __setattr__(self, k, v):\n        raise AttributeError('frozen')\n"
+        "f = F(1)\ntry:\n    f.x = 2\nexcept AttributeError as e:\n    m = str(e)\n[f.x, m]"
+    ),
+    "__init_subclass__, __set_name__ and __class_getitem__": (
+        "names = []\nclass Base:\n    def __init_subclass__(cls, tag='', **kw):\n"
+        "        super().__init_subclass__(**kw)\n        names.append((cls.__name__, tag))\n"
+        "    def __class_getitem__(cls, item):\n        return f'{cls.__name__}[{item}]'\n"
+        "class Field:\n    def __set_name__(self, owner, name):\n        self.name = name\n"
+        "class Sub(Base, tag='x'):\n    f = Field()\n[names, Sub.f.name, Base[int]]"
+    ),
+    "a property and a classmethod": (
+        "class T:\n    def __init__(self):\n        self._c = 1\n"
+        "    @property\n    def c(self):\n        return self._c * 2\n"
+        "    @classmethod\n    def make(cls):\n        return cls()\n[T.make().c]"
+    ),
+    "dunder reads of plain data and the snippet's objects": (
+        "class C:\n    def __init__(self):\n        self.a = 1\n"
+        "def f():\n    pass\n"
+        "[(1).__class__.__name__, C().__class__.__name__, C().__dict__, f.__name__, "
+        "type(C()).__name__, C.__mro__[0].__name__, [].__len__()]"
+    ),
+    # -- constructs ---------------------------------------------------------------------------
+    "nonlocal counters": (
+        "def counter():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n"
+        "        return n\n    return inc\nc = counter()\nc(); c()\nc()"
+    ),
+    "match with every pattern kind": (
+        "class Point:\n    __match_args__ = ('x', 'y')\n"
+        "    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
+        "def what(v):\n    match v:\n        case None:\n            return 'none'\n"
+        "        case 0 | 1:\n            return 'bit'\n"
+        "        case [x, *rest] if x > 5:\n            return ('big list', x, rest)\n"
+        "        case [x, y]:\n            return ('pair', x, y)\n"
+        "        case {'k': str() as k, **others}:\n            return ('map', k, others)\n"
+        "        case Point(0, y=yy):\n            return ('on y', yy)\n"
+        "        case Point(x=px):\n            return ('point', px)\n"
+        "        case str(s):\n            return ('str', s)\n"
+        "        case _:\n            return 'other'\n"
+        "[what(None), what(1), what([9, 8, 7]), what([1, 2]), what({'k': 'v', 'z': 1}), "
+        "what(Point(0, 5)), what(Point(3, 4)), what('s'), what(2.5)]"
+    ),
+    "match at the top level binds module names": (
+        "match {'a': [1, 2]}:\n    case {'a': [x, *rest]}:\n        pass\ndef f():\n    return x\n"
+        "[f(), rest]"
+    ),
+    "annotated assignments": (
+        "x: int = 3\ny: list[str]\ndef f() -> int:\n    z: int = 1\n    return z\n"
+        "class C:\n    a: int = 1\n    b: 'str'\n"
+        "[x, f(), sorted(__annotations__), sorted(C.__annotations__), C.a]"
+    ),
+    "try/except*": (
+        "got = []\ntry:\n    raise ExceptionGroup('g', [ValueError(1), KeyError(2)])\n"
+        "except* ValueError as eg:\n    got.append(len(eg.exceptions))\n"
+        "except* KeyError as eg:\n    got.append(repr(eg.exceptions[0]))\ngot"
+    ),
+    "async generators and comprehensions": (
+        "async def agen(n):\n    for i in range(n):\n        yield i\n"
+        "async def total():\n    return sum([x async for x in agen(4)])\n"
+        "r = [x * 2 async for x in agen(3)]\n"
+        "[r, await total(), {x: x async for x in agen(2)}]"
+    ),
+    "a walrus in a comprehension": "[y := 5, [y := y + 1 for _ in range(2)], y]",
+    "generators with send": (
+        "def acc():\n    total = 0\n    while True:\n        x = yield total\n        total += x\n"
+        "g = acc()\nnext(g)\n[g.send(2), g.send(3)]"
+    ),
+    "a multiple-target assignment": "a = b = [1]\na.append(2)\nb",
+    # -- builtins -----------------------------------------------------------------------------
+    "type of a value": "[type(1).__name__, type('s') is str, type([]) == list]",
+    "type with three arguments": "X = type('X', (), {'a': 1})\n[X().a, X.__name__]",
+    "getattr, hasattr, setattr, delattr": (
+        "class C:\n    pass\nc = C()\nsetattr(c, 'x', 1)\nsetattr(c, '_y', 2)\n"
+        "h = [hasattr(c, 'x'), hasattr(c, 'z')]\ndelattr(c, 'x')\n"
+        "[getattr(c, '_y'), getattr(c, 'x', 'gone'), h, vars(c)]"
+    ),
+    "hasattr as a namedtuple test": (
+        "import collections\nP = collections.namedtuple('P', 'x')\n"
+        "[hasattr(P(1), '_fields'), hasattr((1,), '_fields'), hasattr([], '__len__')]"
+    ),
+    "getattr of a missing attribute": "class C:\n    pass\ngetattr(C(), 'nope')",
+    "vars without __dict__": "vars(1)",
+    "id, callable, iter and next": (
+        "it = iter([1, 2])\n[isinstance(id(it), int), callable(len), callable(1), next(it), "
+        "next(it), next(it, 'end')]"
+    ),
+    "builtins called wrongly say what CPython says": (
+        "errors = []\nfor call in (lambda: sum(), lambda: enumerate(), lambda: map(str), "
+        "lambda: filter(None), lambda: reversed(), lambda: sorted(), lambda: min(), "
+        "lambda: zip(1), lambda: enumerate(1), lambda: max(1)):\n"
+        "    try:\n        call()\n    except TypeError as e:\n        errors.append(str(e))\n"
+        "errors"
+    ),
+    "enumerate with a keyword": "list(enumerate(iterable='ab', start=1))",
+    "iter with a sentinel": "xs = [1, 2, 0, 3]\nlist(iter(lambda: xs.pop(0), 0))",
+    "every exception class": (
+        "[issubclass(ModuleNotFoundError, ImportError), ProcessLookupError.__name__, "
+        "issubclass(EncodingWarning, Warning), str(NotADirectoryError('x'))]"
+    ),
+    # -- modules ------------------------------------------------------------------------------
+    "dataclasses": (
+        "from dataclasses import dataclass, field, asdict, replace\n"
+        "@dataclass(order=True)\nclass P:\n    x: int\n    y: int = 0\n"
+        "    tags: list = field(default_factory=list)\n"
+        "p = P(1)\n[repr(p), asdict(replace(p, y=5)), sorted([P(2), P(1)])[0].x, p == P(1)]"
+    ),
+    "a frozen dataclass": (
+        "import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass F:\n    a: int\n"
+        "try:\n    F(1).a = 2\nexcept dataclasses.FrozenInstanceError as e:\n    m = type(e).__name__\n"
+        "[m, hash(F(1)) == hash(F(1)), [f.name for f in dataclasses.fields(F)]]"
+    ),
+    "typing annotations": (
+        "from typing import Optional, List, Dict, TypeVar, Generic, Callable, Any\n"
+        "T = TypeVar('T')\nclass Box(Generic[T]):\n    def __init__(self, v: T) -> None:\n"
+        "        self.v = v\n"
+        "def f(x: Optional[int] = None, ys: List[str] = [], cb: Callable[[int], Any] = str) "
+        "-> Dict[str, int]:\n    return {'x': x or 0}\n[f(2), Box[int](3).v, str(Optional[int])]"
+    ),
+    "typing's TypedDict and Protocol": (
+        "from typing import TypedDict, Protocol\nclass M(TypedDict):\n    a: int\n"
+        "class Q(Protocol):\n    def f(self) -> int: ...\n[M(a=1), Q.__name__]"
+    ),
+    "enum": (
+        "import enum\nclass Color(enum.Enum):\n    RED = 1\n    GREEN = enum.auto()\n"
+        "class F(enum.IntFlag):\n    A = 1\n    B = 2\n"
+        "[Color.RED.name, Color(2).name, [c.value for c in Color], list(Color.__members__), "
+        "int(F.A | F.B), Color['GREEN'].value]"
+    ),
+    "csv over a string": (
+        "import csv, io\nrows = list(csv.DictReader(io.StringIO('a,b\\n1,2\\n3,4\\n')))\n"
+        "out = io.StringIO()\nw = csv.writer(out)\nw.writerows([['x', 'y'], [1, 'a,b']])\n"
+        "[rows, out.getvalue()]"
+    ),
+    "io in memory": (
+        "import io\nb = io.BytesIO()\nb.write(b'ab')\ns = io.StringIO()\nprint('hi', file=s)\n"
+        "[b.getvalue().decode(), s.getvalue()]"
+    ),
+    "copy and operator": (
+        "import copy, operator\nclass P:\n    def __init__(self):\n        self.n = [1]\n"
+        "p = P()\nq = copy.deepcopy(p)\nq.n.append(2)\nrows = [{'a': 2}, {'a': 1}]\n"
+        "[p.n, q.n, sorted(rows, key=operator.itemgetter('a')), operator.attrgetter('n')(p), "
+        "operator.methodcaller('upper')('x'), operator.add(1, 2), copy.copy([1, [2]])]"
+    ),
+    "string, struct, binascii, unicodedata, array": (
+        "import string, struct, binascii, unicodedata, array\n"
+        "[string.Template('$x!').substitute(x=1), string.capwords('a b'), string.digits, "
+        "list(struct.unpack('>HH', struct.pack('>HH', 1, 2))), binascii.hexlify(b'ab').decode(), "
+        "unicodedata.name('a'), unicodedata.normalize('NFC', 'e\\u0301'), "
+        "array.array('i', [1, 2]).tolist()]"
+    ),
+    "time's clocks and zoneinfo": (
+        "import time, zoneinfo, datetime\n"
+        "t = datetime.datetime(2024, 7, 1, tzinfo=zoneinfo.ZoneInfo('Europe/Paris'))\n"
+        "[time.monotonic() > 0, time.perf_counter() > 0, str(t.utcoffset()), "
+        "time.strftime('%Y', time.gmtime(0))]"
+    ),
+    "contextlib": (
+        "from contextlib import contextmanager, suppress, ExitStack\nlog = []\n"
+        "@contextmanager\ndef cm(tag):\n    log.append('+' + tag)\n    yield tag\n"
+        "    log.append('-' + tag)\n"
+        "with ExitStack() as stack:\n    a = stack.enter_context(cm('a'))\n"
+        "with suppress(KeyError):\n    {}['x']\n[a, log]"
+    ),
+    "abc": (
+        "import abc\nclass A(abc.ABC):\n    @abc.abstractmethod\n    def f(self): ...\n"
+        "class B(A):\n    def f(self):\n        return 1\ntry:\n    A()\nexcept TypeError as e:\n"
+        "    m = str(e)\n[B().f(), m]"
+    ),
+    "an unknown module": "import no_such_module_here",
+}
+
+
+def _cpython(code: str) -> tuple[str, Any]:
+    """Run ``code`` as a module of plain CPython; ("value", json) or ("error", (type, text))."""
+    tree = ast.parse(code)
+    last = tree.body[-1]
+    value = last.value if isinstance(last, ast.Expr) else ast.Constant(None)
+    if isinstance(last, ast.Expr):
+        tree.body.pop()
+    tree.body.append(ast.Assign(targets=[ast.Name("__result__", ast.Store())], value=value))
+    ast.fix_missing_locations(tree)
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    try:
+        made = eval(compile(tree, "<case>", "exec", flags=flags), namespace)
+        if asyncio.iscoroutine(made):
+            asyncio.run(made)
+    except Exception as exc:
+        return "error", (type(exc).__name__, str(exc))
+    return "value", json.loads(json.dumps(namespace["__result__"]))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+async def test_fabric_runs_it_as_cpython_does(fab: Fabric, name: str) -> None:
+    """Same value, or same exception type and message."""
+    code = CASES[name]
+    kind, expected = await asyncio.to_thread(_cpython, code)
+    result = await fab.exec(code)
+    if kind == "value":
+        assert result.ok, result.text
+        assert result.value == expected
+    else:
+        assert not result.ok and result.error is not None, result.text
+        if name in GUIDED:
+            assert result.error.type == expected[0]
+            assert result.error.message.startswith(expected[1]), result.error.message
+        else:
+            assert (result.error.type, result.error.message) == expected
+
+
+GUIDED = {"an unknown module"}
+"""Cases whose message is CPython's, followed by what the sandbox offers instead."""
+
+
+MODEL_PROGRAM = """
+import csv
+import io
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class Item:
+    name: str
+    price: float
+    qty: int = 1
+    tags: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return self.price * self.qty
+
+
+class Inventory:
+    def __init__(self, items: Optional[list[Item]] = None) -> None:
+        self._items: dict[str, Item] = {}
+        for item in items or []:
+            self.add(item)
+
+    def add(self, item: Item) -> None:
+        self._items[item.name] = item
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self):
+        return iter(sorted(self._items.values(), key=lambda i: i.name))
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._items
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} items)"
+
+
+class DiscountedInventory(Inventory):
+    def __init__(self, items: list[Item], rate: float) -> None:
+        super().__init__(items)
+        self.rate = rate
+
+    def value(self) -> float:
+        return round(sum(i.total for i in self) * (1 - self.rate), 2)
+
+
+def make_counter():
+    count = 0
+
+    def tick() -> int:
+        nonlocal count
+        count += 1
+        return count
+
+    return tick
+
+
+def describe(item: Item) -> str:
+    match item:
+        case Item(name=n, qty=0):
+            return f"{n}: sold out"
+        case Item(name=n, price=p) if p > 10:
+            return f"{n}: premium"
+        case _:
+            return f"{item.name}: ok"
+
+
+text = "name,price,qty\\nwidget,2.5,4\\ngadget,12,1\\nthing,1,0\\n"
+tick = make_counter()
+items = []
+for row in csv.DictReader(io.StringIO(text)):
+    tick()
+    items.append(Item(row["name"], float(row["price"]), int(row["qty"])))
+inv = DiscountedInventory(items, rate=0.1)
+[repr(inv), "gadget" in inv, [describe(i) for i in inv], inv.value(), tick()]
+"""
+
+
+async def test_an_ordinary_model_written_program_runs_unchanged(fab: Fabric) -> None:
+    """Classes with dunders and super(), a dataclass, match, a nonlocal counter, csv over a
+    string and typing annotations, as a model writes them: Fabric gives CPython's answer."""
+    kind, expected = await asyncio.to_thread(_cpython, MODEL_PROGRAM)
+    assert kind == "value", expected
+    result = await fab.exec(MODEL_PROGRAM)
+    assert result.ok, result.text
+    assert result.value == expected
