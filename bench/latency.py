@@ -481,8 +481,8 @@ async def bench_mcp(workspace: Path, rounds: int, gap_s: float = TURN_S) -> None
         answer = await client.call_tool("get_current_time", {"timezone": timezone})
         return answer.structured_content
 
-    registry.register("extensions", "fixed_time", fixed_time)
-    registry.register("extensions", "sdk_time", sdk_time)
+    registry.register("extensions", "fixed_time", fixed_time, risk="read")
+    registry.register("extensions", "sdk_time", sdk_time, risk="read")
     direct_single: list[float] = []
     whole: list[float] = []
 
