@@ -24,7 +24,13 @@ from typing import Any
 
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
-from runtime.worker._policy import DENIED_ATTRIBUTES, FILENAME, REFUSED_DUNDERS, WRITE_REFUSED
+from runtime.worker._policy import (
+    CLASS_HOOKS,
+    DENIED_ATTRIBUTES,
+    FILENAME,
+    REFUSED_DUNDERS,
+    WRITE_REFUSED,
+)
 from runtime.worker._values import (
     ASYNC_STEPS,
     PLAIN,
@@ -182,8 +188,23 @@ class _ClassStatement:
         self, name: str, bases: tuple[Any, ...], namespace: dict[str, Any], **kwargs: Any
     ) -> type:
         winner = self._winner(name, bases)
+        _check_namespace(name, namespace)
         made: type = winner(name, bases, namespace, **kwargs)
         return self._classes.adopt(made)
+
+
+def _check_namespace(name: str, namespace: Any) -> None:
+    """A class body defines no ``isinstance`` hook, and its ``__match_args__`` names only
+    attributes a snippet may read of any object (a class pattern reads them natively)."""
+    hooks = sorted(CLASS_HOOKS.intersection(namespace.keys()))
+    if hooks:
+        raise _deny(f"class {name} defining {hooks[0]}", "isinstance hooks are refused")
+    if "__match_args__" in namespace:
+        names = namespace["__match_args__"]
+        if type(names) is not tuple or any(type(n) is not str for n in names):
+            raise _deny(f"class {name}'s __match_args__", "it must be a tuple of str")
+        for attribute in names:
+            check_name(attribute)
 
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
@@ -350,10 +371,14 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return False
         return not classes.owns(value) and not admission.is_vetted(value)
 
-    def admitted(*values: Any) -> bool:
-        """What a ``case`` pattern captured, checked before its guard and body see it."""
-        for value in values:
-            if type(value) not in PLAIN:
+    def admitted(deep: int, *values: Any) -> bool:
+        """What a ``case`` pattern captured, checked before its guard and body see it: the
+        first ``deep`` values (bound inside class patterns, read as attributes natively) to
+        the bottom of their containers, the others at the top."""
+        for n, value in enumerate(values):
+            if n < deep:
+                admit_deep(value, "what this pattern captured")
+            elif type(value) not in PLAIN:
                 admit(value, "what this pattern captured")
         return True
 

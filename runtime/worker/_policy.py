@@ -77,8 +77,19 @@ REFUSED_DUNDERS: frozenset[str] = frozenset(
 each hands out interpreter internals (globals, code, frames, the reduce machinery) or the
 means to drive what the snippet must only await."""
 
-WRITE_REFUSED: frozenset[str] = REFUSED_DUNDERS | {"__bases__", "__class__", "__dict__", "__mro__"}
-"""Attribute names a snippet never assigns or deletes: each would change what an object is."""
+CLASS_HOOKS: frozenset[str] = frozenset(
+    {"__subclasshook__", "__instancecheck__", "__subclasscheck__"}
+)
+"""What would make ``isinstance`` (and so a ``case`` class pattern, which then reads attributes
+natively) say yes of any object: a snippet's class never defines them."""
+
+WRITE_REFUSED: frozenset[str] = (
+    REFUSED_DUNDERS
+    | CLASS_HOOKS
+    | {"__bases__", "__class__", "__dict__", "__mro__", "__match_args__"}
+)
+"""Attribute names a snippet never assigns or deletes: each would change what an object is
+(``__match_args__`` is declared in the class body, where it is checked)."""
 
 RESERVED_NAMES: frozenset[str] = frozenset(
     {
@@ -308,9 +319,15 @@ class SnippetPolicy(RestrictingNodeTransformer):
 
     def visit_match_case(self, node: ast.match_case) -> Any:
         node = self.node_contents_visit(node)
-        captured = sorted(_captures(node.pattern))
+        captured = _captures(node.pattern)
         if captured:
-            names: list[ast.expr] = [ast.Name(n, ast.Load()) for n in captured]
+            # A class pattern reads attributes natively (its keywords and the names in
+            # __match_args__): what it captures is checked to the bottom, the rest at the top.
+            deep = sorted(_class_captures(node.pattern))
+            names: list[ast.expr] = [
+                ast.Constant(len(deep)),
+                *(ast.Name(n, ast.Load()) for n in [*deep, *sorted(captured - set(deep))]),
+            ]
             check = _call("_admitted_", names, node.pattern, [])
             node.guard = check if node.guard is None else ast.BoolOp(ast.And(), [check, node.guard])
         return node
@@ -491,6 +508,15 @@ class SnippetPolicy(RestrictingNodeTransformer):
         else:
             call = ast.Call(func=ast.Name("_getaiter_", ast.Load()), args=[iterable], keywords=[])
         return ast.copy_location(call, iterable)
+
+
+def _class_captures(pattern: ast.AST) -> set[str]:
+    """The names bound inside the class patterns of ``pattern``."""
+    names: set[str] = set()
+    for node in ast.walk(pattern):
+        if isinstance(node, ast.MatchClass):
+            names |= _captures(node)
+    return names
 
 
 def _captures(pattern: ast.AST) -> set[str]:

@@ -613,6 +613,58 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             RESTRICTED,
         ),
     },
+    "builtins calling from C": {
+        "map of type smuggling runtime classes into a Counter": Refusal(
+            "import collections\nc = collections.Counter(map(type, [tools, help]))\n"
+            "[repr(k) for k in c]",
+            "policy",
+            "from outside the snippet",
+        ),
+        "map of type into heapq": Refusal(
+            "import heapq\nheapq.nsmallest(2, map(type, [tools, help]), key=id)",
+            "policy",
+            "from outside the snippet",
+        ),
+        "map of getattr reading a namespace's class": Refusal(
+            "list(map(getattr, [tools], ['__class__']))", "policy", "from outside the snippet"
+        ),
+        "map of type over help": Refusal(
+            "list(map(type, [help]))", "policy", "from outside the snippet"
+        ),
+        "map of type over a provider function": Refusal(
+            "set(map(type, [tools.read]))", "policy", "from outside the snippet"
+        ),
+    },
+    "match patterns": {
+        "an isinstance hook that makes a class pattern match anything": Refusal(
+            "import abc\nclass M(abc.ABC):\n    __match_args__ = ('tb_frame',)\n"
+            "    @classmethod\n    def __subclasshook__(cls, C):\n        return True",
+            "policy",
+            "isinstance hooks are refused",
+        ),
+        "__instancecheck__ in a class body": Refusal(
+            "class M:\n    def __instancecheck__(cls, x):\n        return True",
+            "policy",
+            "isinstance hooks are refused",
+        ),
+        "an isinstance hook added after the class was made": Refusal(
+            "import abc\nclass M(abc.ABC):\n    pass\n"
+            "M.__subclasshook__ = classmethod(lambda cls, C: True)",
+            "policy",
+            "__subclasshook__",
+        ),
+        "__match_args__ naming a private attribute": Refusal(
+            "class M:\n    __match_args__ = ('__traceback__',)", "policy", PRIVATE
+        ),
+        "__match_args__ naming a frame's attribute": Refusal(
+            "class M:\n    __match_args__ = ('f_back',)", "policy", INTERNALS
+        ),
+        "__match_args__ rewritten after the class was made": Refusal(
+            "class M:\n    __match_args__ = ('x',)\nM.__match_args__ = ('__dict__',)",
+            "policy",
+            "__match_args__",
+        ),
+    },
 }
 
 CASES = [(family, name) for family, payloads in FAMILIES.items() for name in payloads]
