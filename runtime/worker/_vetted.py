@@ -4,9 +4,10 @@ Each wraps a standard-library function whose real form would give a snippet what
 keep from it, or would be refused by them:
 
 - ``dataclasses.dataclass`` and ``make_dataclass`` build methods with ``exec`` from the field
-  names: the names are checked to be identifiers first, the ``exec`` alone runs with the audit
-  hook trusting it (never snippet code), and the class and its new methods count as the
-  snippet's own;
+  names: the names are taken only as exact ``str`` identifiers (from a plain ``dict`` of
+  annotations, plain field specs, and bases the facade made), the source is checked to name
+  nothing else before the ``exec`` alone runs with the audit hook trusting it (never snippet
+  code) under fresh globals, and the class and its new methods count as the snippet's own;
 - ``contextlib.contextmanager`` and ``asynccontextmanager`` return a helper function of
   their own, which is vetted;
 - ``operator.attrgetter``, ``methodcaller`` and ``itemgetter`` resolve through the snippet's
