@@ -195,11 +195,10 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         if not all(type(name) is str for name in plain):
             raise TypeError("namedtuple: the type name and the field names must be strings")
         given = None if defaults is None else tuple(defaults)
+        renamed = bool(rename)  # a snippet's __bool__ runs here, never in the trusted window
         with _audit.trusted():
             make: Any = collections.namedtuple  # mypy types namedtuple's literal forms only
-            made = make(
-                str(typename), fields, rename=bool(rename), defaults=given, module="snippet"
-            )
+            made = make(str(typename), fields, rename=renamed, defaults=given, module="snippet")
         for member in vars(made).values():  # _make, _asdict, _replace: documented API
             function = getattr(member, "__func__", member)
             if isinstance(function, types.FunctionType):

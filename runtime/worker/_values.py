@@ -21,6 +21,8 @@ and caches it per type where the type alone decides.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -339,9 +341,30 @@ class GuardedSlot:
         return f"<slot wrapper {self._original.__name__!r} (guarded)>"
 
 
+READ_ONLY_RECORDS: frozenset[type] = frozenset(
+    {
+        dataclasses.Field,
+        dataclasses._DataclassParams,  # type: ignore[attr-defined]
+        contextlib.ExitStack,
+        contextlib.AsyncExitStack,
+        contextlib._GeneratorContextManager,
+        contextlib._AsyncGeneratorContextManager,
+    }
+)
+"""Records of the vetted modules whose state their module's own code trusts (a field's name
+becomes source text, a stack's callbacks are called on exit): a snippet reads them, never
+writes them."""
+
+
 def is_vetted_record(obj: Any) -> bool:
-    """An instance (not a class) of a class of the vetted modules: ``Counter``, ``Context``..."""
-    return not isinstance(obj, type) and type(obj).__module__ in _VETTED_MODULES
+    """An instance (not a class) of a class of the vetted modules: ``Counter``, ``Context``...
+    (not one of :data:`READ_ONLY_RECORDS`)."""
+    kind = type(obj)
+    return (
+        not isinstance(obj, type)
+        and kind.__module__ in _VETTED_MODULES
+        and kind not in READ_ONLY_RECORDS
+    )
 
 
 def _refuse(what: str, found: str, hint: str = "") -> PolicyError:

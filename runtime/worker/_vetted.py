@@ -4,9 +4,10 @@ Each wraps a standard-library function whose real form would give a snippet what
 keep from it, or would be refused by them:
 
 - ``dataclasses.dataclass`` and ``make_dataclass`` build methods with ``exec`` from the field
-  names: the names are checked to be identifiers first, the ``exec`` alone runs with the audit
-  hook trusting it (never snippet code), and the class and its new methods count as the
-  snippet's own;
+  names: the names are taken only as exact ``str`` identifiers (from a plain ``dict`` of
+  annotations, plain field specs, and bases the facade made), the source is checked to name
+  nothing else before the ``exec`` alone runs with the audit hook trusting it (never snippet
+  code) under fresh globals, and the class and its new methods count as the snippet's own;
 - ``contextlib.contextmanager`` and ``asynccontextmanager`` return a helper function of
   their own, which is vetted;
 - ``operator.attrgetter``, ``methodcaller`` and ``itemgetter`` resolve through the snippet's
@@ -21,14 +22,18 @@ The guards they use are those of the running execution, reached through :data:`A
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
 import dataclasses
+import inspect
 import io
 import keyword
 import os
+import re
 import types
 import typing
+import weakref
 import zoneinfo
 from collections.abc import Callable
 from typing import Any
@@ -54,12 +59,135 @@ ADOPTION = Adoption()
 
 _real_create_fn = dataclasses._create_fn  # type: ignore[attr-defined]
 
+_MADE: weakref.WeakSet[type] = weakref.WeakSet()
+"""The dataclasses the facade made: the only bases whose fields a new dataclass inherits."""
+_BUILDING: list[frozenset[str]] = []
+"""The checked field names of the dataclass the facade is building (innermost last)."""
 
-def _trusted_create_fn(*args: Any, **kwargs: Any) -> Any:
-    """``dataclasses._create_fn`` with its ``exec`` trusted: it runs only on names checked to
-    be identifiers, and defines functions without calling snippet code."""
+_GENERATED_BUILTINS = {"hash": hash, "super": super, "type": type}
+"""The builtins dataclasses' generated methods call (``NotImplemented`` is a constant)."""
+_DATACLASS_NAMES = frozenset(
+    {
+        "FrozenInstanceError",
+        "MISSING",
+        "NotImplemented",
+        "_HAS_DEFAULT_FACTORY",
+        "_return_type",
+        "__class__",
+        "__create_fn__",
+        "__dataclass_builtins_object__",
+        "__dataclass_self__",
+        "__delattr__",
+        "__eq__",
+        "__ge__",
+        "__gt__",
+        "__hash__",
+        "__init__",
+        "__le__",
+        "__lt__",
+        "__post_init__",
+        "__qualname__",
+        "__repr__",
+        "__setattr__",
+        "cls",
+        "hash",
+        "name",
+        "other",
+        "self",
+        "super",
+        "type",
+        "value",
+    }
+)
+"""Every name dataclasses itself writes into the methods it generates (Python 3.11)."""
+_FIELD_PREFIXES = ("_type_", "_dflt_")
+_MESSAGES = frozenset({"cannot assign to field ", "cannot delete field ", "()", "(", ")"})
+_REPR_PIECE = re.compile(r"(?:\(|, )([A-Za-z_][A-Za-z0-9_]*)=")
+
+
+def _refuse_source(why: str) -> TypeError:
+    return TypeError(f"dataclass(): refused to generate a method: {why}")
+
+
+def _known_name(name: object, fields: frozenset[str]) -> bool:
+    if type(name) is not str:
+        return False
+    if name in fields or name in _DATACLASS_NAMES:
+        return True
+    return any(name.startswith(p) and name[len(p) :] in fields for p in _FIELD_PREFIXES)
+
+
+def _known_text(text: str, fields: frozenset[str]) -> bool:
+    if text in fields or text in _MESSAGES:
+        return True
+    piece = _REPR_PIECE.fullmatch(text)
+    return piece is not None and piece.group(1) in fields
+
+
+def _check_source(source: str, name: str, inner: list[str], fields: frozenset[str]) -> None:
+    """The text dataclasses is about to ``exec``: one factory taking ``inner`` that defines
+    ``name`` and returns it, naming only the checked fields and dataclasses' own names, with
+    no string but the field names and dataclasses' own words."""
+    tree = ast.parse(source)
+    outer = tree.body[0] if len(tree.body) == 1 else None
+    if not (
+        isinstance(outer, ast.FunctionDef)
+        and outer.name == "__create_fn__"
+        and [a.arg for a in outer.args.args] == inner
+        and not (outer.args.defaults or outer.args.posonlyargs or outer.args.kwonlyargs)
+        and len(outer.body) == 2
+        and isinstance(outer.body[0], ast.FunctionDef)
+        and outer.body[0].name == name
+    ):
+        raise _refuse_source("its text is not a single method definition")
+    for node in ast.walk(tree):
+        for attribute in ("id", "arg", "attr", "name"):  # ast.keyword's name is its .arg
+            found = getattr(node, attribute, None)
+            if found is not None and not _known_name(found, fields):
+                raise _refuse_source(f"it names {found!r}, which is no checked field")
+        if isinstance(node, ast.Constant) and not (
+            type(node.value) is str and _known_text(node.value, fields)
+        ):
+            raise _refuse_source(f"it holds the constant {node.value!r}")
+
+
+def _trusted_create_fn(
+    name: str,
+    args: Any,
+    body: Any,
+    *,
+    globals: Any = None,
+    locals: Any = None,
+    return_type: Any = dataclasses.MISSING,
+) -> Any:
+    """``dataclasses._create_fn`` for the facade: the text it would ``exec`` is rebuilt from
+    the same parts and checked (:func:`_check_source`) before its ``exec`` alone runs with the
+    audit hook trusting it; the method's globals are a fresh namespace with the few builtins
+    dataclasses' methods call, never a module's. Outside a facade build it is the real one,
+    untrusted."""
+    if not _BUILDING:
+        return _real_create_fn(
+            name, args, body, globals=globals, locals=locals, return_type=return_type
+        )
+    fields = _BUILDING[-1]
+    parts = (name, *args, *body)
+    given = {} if locals is None else dict(locals)
+    if not all(type(part) is str for part in (*parts, *given)):
+        raise _refuse_source("its parts are not strings")
+    args, body = list(args), list(body)
+    returns = ""
+    if return_type is not dataclasses.MISSING:
+        given["_return_type"] = return_type
+        returns = "->_return_type"
+    inner = "\n".join(f"  {b}" for b in body)
+    text = f" def {name}({','.join(args)}){returns}:\n{inner}"
+    source = f"def __create_fn__({', '.join(given)}):\n{text}\n return {name}"
+    namespace = {"__builtins__": dict(_GENERATED_BUILTINS), "__name__": "__main__"}
     with _audit.trusted():
-        return _real_create_fn(*args, **kwargs)
+        _check_source(source, name, list(given), fields)
+        return _real_create_fn(
+            name, args, body, globals=namespace, locals=given, return_type=return_type
+        )
 
 
 def _caller(depth: int = 1, default: str = "__main__") -> str:
@@ -86,6 +214,7 @@ def _identifier(name: object, what: str) -> str:
 
 def _adopted_dataclass(cls: type) -> type:
     ADOPTION.adopt(cls)
+    _MADE.add(cls)
     for value in vars(cls).values():
         function = getattr(value, "__func__", value)
         inner = getattr(function, "__wrapped__", function)  # __repr__ is wrapped once more
@@ -96,13 +225,91 @@ def _adopted_dataclass(cls: type) -> type:
     return cls
 
 
+_FIELDS = "__dataclass_fields__"
+
+
+def _inherited_fields(bases: tuple[type, ...]) -> set[str]:
+    """The field names dataclasses will take from ``bases``: each base that has fields has
+    them from a dataclass the facade made, and each is a checked, unaltered ``Field``."""
+    names: set[str] = set()
+    for base in bases:
+        for klass in base.__mro__:
+            if _FIELDS not in vars(klass):
+                continue
+            if klass not in _MADE:
+                raise TypeError(
+                    f"dataclass(): the base {klass.__name__} has dataclass fields that "
+                    "dataclasses.dataclass did not make; decorate the base class instead"
+                )
+            fields = vars(klass)[_FIELDS]
+            if type(fields) is not dict:
+                raise TypeError(f"dataclass(): the fields of {klass.__name__} were replaced")
+            for key, field in fields.items():
+                name = _identifier(key, "dataclass field names")
+                if type(field) is not dataclasses.Field or field.name != name:
+                    raise TypeError(
+                        f"dataclass(): the field {name!r} of {klass.__name__} was altered"
+                    )
+                names.add(name)
+    return names
+
+
+def _own_fields(cls: type) -> set[str]:
+    annotations = vars(cls).get("__annotations__", {})
+    if type(annotations) is not dict:
+        raise TypeError("dataclass(): a class's __annotations__ must be a plain dict")
+    names = {_identifier(name, "dataclass field names") for name in annotations}
+    for name in names:
+        default = vars(cls).get(name)
+        if isinstance(default, dataclasses.Field) and type(default) is not dataclasses.Field:
+            raise TypeError(f"dataclass(): the default of {name!r} is not a dataclasses.field()")
+    return names
+
+
+def _built(fields: set[str], build: Callable[[], type], placeholder: bool) -> type:
+    """The dataclass ``build`` makes with ``fields`` the names its methods may use."""
+    _BUILDING.append(frozenset(fields))
+    try:
+        made = build()
+    finally:
+        _BUILDING.pop()
+    if placeholder:
+        made.__doc__ = _signature_doc(made)
+    return _adopted_dataclass(made)
+
+
+def _placeholder_doc(cls: type) -> bool:
+    """Give a class without a docstring a placeholder, so dataclasses does not make one: it
+    would read the class's signature with ``inspect``, which compiles (refused) when the class
+    has no ``__init__`` written in Python. :func:`_signature_doc` makes it afterwards."""
+    if getattr(cls, "__doc__", None):
+        return False
+    cls.__doc__ = cls.__name__
+    return True
+
+
+def _signature_doc(cls: type) -> str:
+    """The docstring dataclasses gives a class without one: its name and signature."""
+    init = getattr(cls, "__init__", None)
+    if not isinstance(init, types.FunctionType):
+        return f"{cls.__name__}()"
+    try:
+        signature = inspect.signature(init)
+        params = list(signature.parameters.values())[1:]
+        text = str(signature.replace(parameters=params)).replace(" -> None", "")
+    except (TypeError, ValueError):
+        text = ""
+    return cls.__name__ + text
+
+
 def _dataclass_of(cls: Any, options: dict[str, Any]) -> type:
     if not isinstance(cls, type) or not ADOPTION.owns(cls):
         raise TypeError("dataclass() applies to classes the snippet defines")
-    for name in vars(cls).get("__annotations__", {}):
-        _identifier(name, "dataclass field names")
-    made: type = dataclasses.dataclass(cls, **options)
-    return _adopted_dataclass(made)
+    if vars(cls).get("__module__") != "__main__":
+        raise TypeError("dataclass(): a snippet's class keeps its __module__ ('__main__')")
+    fields = _own_fields(cls) | _inherited_fields(cls.__mro__[1:])
+    placeholder = _placeholder_doc(cls)
+    return _built(fields, lambda: dataclasses.dataclass(cls, **options), placeholder)
 
 
 def dataclass(cls: Any = None, /, **options: Any) -> Any:
@@ -112,14 +319,50 @@ def dataclass(cls: Any = None, /, **options: Any) -> Any:
     return _dataclass_of(cls, options)
 
 
-def make_dataclass(cls_name: str, fields: Any, **options: Any) -> type:
+def _field_spec(spec: Any) -> tuple[Any, ...]:
+    """One ``make_dataclass`` field as a plain tuple: a name (an exact ``str``), then its type
+    and default as given."""
+    if type(spec) is str:
+        return (_identifier(spec, "dataclass field names"),)
+    parts = tuple(spec) if type(spec) in (tuple, list) else None
+    if parts is None or len(parts) not in (2, 3):
+        raise TypeError(
+            f"make_dataclass(): invalid field {spec!r}: give a name, (name, type) or "
+            "(name, type, field) as a str, tuple or list"
+        )
+    name = _identifier(parts[0], "dataclass field names")
+    forged = isinstance(parts[-1], dataclasses.Field) and type(parts[-1]) is not dataclasses.Field
+    if len(parts) == 3 and forged:
+        raise TypeError(f"make_dataclass(): the field of {name!r} is not a dataclasses.field()")
+    return (name, *parts[1:])
+
+
+def make_dataclass(
+    cls_name: str, fields: Any, *, bases: Any = (), namespace: Any = None, **options: Any
+) -> type:
     """dataclasses.make_dataclass; the class counts as the snippet's own."""
     _identifier(cls_name, "class names")
-    fields = list(fields)
-    for spec in fields:
-        _identifier(spec if isinstance(spec, str) else spec[0], "dataclass field names")
-    made = dataclasses.make_dataclass(cls_name, fields, **options)
-    return _adopted_dataclass(made)
+    specs = [_field_spec(spec) for spec in list(fields)]
+    plain = [spec[0] if len(spec) == 1 else spec for spec in specs]
+    base_classes = tuple(bases)
+    if not all(isinstance(base, type) for base in base_classes):
+        raise TypeError("make_dataclass(): bases must be classes")
+    given = {} if namespace is None else dict(namespace)
+    if not all(type(key) is str for key in given):
+        raise TypeError("make_dataclass(): namespace keys must be strings")
+    given["__module__"] = "__main__"
+    placeholder = not given.get("__doc__")
+    if placeholder:
+        given["__doc__"] = cls_name
+    names = {spec[0] for spec in specs} | _inherited_fields(base_classes)
+
+    def build() -> type:
+        made: type = dataclasses.make_dataclass(
+            cls_name, plain, bases=base_classes, namespace=given, **options
+        )
+        return made
+
+    return _built(names, build, placeholder)
 
 
 def contextmanager(func: Callable[..., Any]) -> Any:

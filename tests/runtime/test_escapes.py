@@ -49,6 +49,18 @@ imp = grab("__func__.__globals__[__builtins__][__import__]")
 os = imp("os")
 """
 
+INJECTED = '"+str(' + ESCAPE + ')+"'
+"""A field name that, pasted into the source dataclasses executes, would run ESCAPE there."""
+MADE = "import dataclasses\n@dataclasses.dataclass\nclass D:\n    z: int = 1\n"
+"""A dataclass the facade made, whose records the payloads below tamper with."""
+FIELD = "f = dataclasses.fields(D)[0]\n"
+FORGED_BASE = (
+    "class B:\n    __dataclass_fields__ = {'z': f}\n"
+    "    __dataclass_params__ = D.__dataclass_params__\n"
+)
+STR_CLAIMING = "class S(str):\n    def isidentifier(self):\n        return True\n"
+
+
 FAMILIES: dict[str, dict[str, Refusal]] = {
     "format walks": {
         "the issue's chain through super().format": Refusal(
@@ -400,6 +412,75 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "vars": Refusal("vars()", "policy", "a snippet's scopes are not values"),
         "open": Refusal(ESCAPE, "runtime", "name 'open' is not defined"),
         "breakpoint": Refusal("breakpoint()", "policy", '"breakpoint" is a reserved name'),
+    },
+    "dataclasses' generated source": {
+        "annotations whose items differ from their keys": Refusal(
+            "import dataclasses\nclass A(dict):\n    def __iter__(self):\n        return iter(['a'])\n"
+            f"    def items(self):\n        return [({INJECTED!r}, int)]\n"
+            "class C:\n    'doc'\n    __annotations__ = A(a=int)\n"
+            "C = dataclasses.dataclass(C, init=False, eq=False)\nrepr(C())",
+            "runtime",
+            "a class's __annotations__ must be a plain dict",
+        ),
+        "a base with forged fields": Refusal(
+            MADE + FIELD + FORGED_BASE + "class E(B):\n    'doc'\n    y: int = 2\n"
+            "E = dataclasses.dataclass(E, init=False, eq=False)\nrepr(E())",
+            "runtime",
+            "the base B has dataclass fields that dataclasses.dataclass did not make",
+        ),
+        "a forged key in a made dataclass's fields": Refusal(
+            MADE + f"D.__dataclass_fields__[{INJECTED!r}] = dataclasses.fields(D)[0]\n"
+            "@dataclasses.dataclass\nclass E(D):\n    y: int = 2\nrepr(E())",
+            "runtime",
+            "dataclass field names must be identifiers",
+        ),
+        "a made field renamed": Refusal(
+            MADE + FIELD + f"f.name = {INJECTED!r}",
+            "policy",
+            "writing to a Field object is not allowed",
+        ),
+        "a made field renamed through object.__setattr__": Refusal(
+            MADE + FIELD + f"object.__setattr__(f, 'name', {INJECTED!r})",
+            "policy",
+            "writing to a Field object is not allowed",
+        ),
+        "a field's kind rewritten": Refusal(
+            MADE + FIELD + "setattr(f, '_field_type', None)",
+            "policy",
+            "writing to a Field object is not allowed",
+        ),
+        "make_dataclass with a tuple that answers one name and holds another": Refusal(
+            "import dataclasses\n"
+            + STR_CLAIMING
+            + "class T(tuple):\n    def __getitem__(self, i):\n        return 'a'\n"
+            f"dataclasses.make_dataclass('C', [T((S({INJECTED!r}), int))], init=False, eq=False, "
+            "namespace={'__doc__': 'doc'})",
+            "runtime",
+            "make_dataclass(): invalid field",
+        ),
+        "make_dataclass with a str that claims to be an identifier": Refusal(
+            "import dataclasses\n"
+            + STR_CLAIMING
+            + f"dataclasses.make_dataclass('C', [(S({INJECTED!r}), int)], init=False, eq=False)",
+            "runtime",
+            "dataclass field names must be identifiers",
+        ),
+        "make_dataclass over a base with forged fields": Refusal(
+            MADE + FIELD + FORGED_BASE + "dataclasses.make_dataclass('C', ['a'], bases=(B,))",
+            "runtime",
+            "the base B has dataclass fields that dataclasses.dataclass did not make",
+        ),
+        "a class claiming a runtime module as its own": Refusal(
+            "import dataclasses\nclass C:\n    __module__ = 'runtime.worker._audit'\n    x: int = 1\n"
+            "dataclasses.dataclass(C)",
+            "runtime",
+            "a snippet's class keeps its __module__",
+        ),
+        "an exit stack's callbacks rewritten": Refusal(
+            "import contextlib\ns = contextlib.ExitStack()\ns._exit_callbacks = []",
+            "policy",
+            "writing to a ExitStack object is not allowed",
+        ),
     },
     "relaxed names, dunders and class machinery": {
         "enum's _convert_ writing into a runtime module": Refusal(
@@ -797,6 +878,40 @@ async def test_no_snippet_code_runs_while_a_facade_is_trusted(fab: Fabric) -> No
     assert result.ok, result.text
     assert [line.split(": ", 1)[0] for line in result.value] == ["outside", "inside"]
     assert all("the sandbox refuses 'import'" in line for line in result.value), result.value
+
+
+async def test_no_snippet_code_runs_while_namedtuple_is_trusted(fab: Fabric) -> None:
+    """namedtuple's rename flag is made a plain bool before its trusted window: the snippet's
+    __bool__ runs outside it, where an import is refused."""
+    code = (
+        "import collections\nout = []\n"
+        "class Flag:\n    def __bool__(self):\n        try:\n"
+        "            'x'.encode('mac_roman')\n            out.append('ran')\n"
+        "        except Exception as e:\n            out.append(str(e))\n        return True\n"
+        "T = collections.namedtuple('T', ['a', 'def'], rename=Flag())\n[out, T._fields]"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    [refusal], fields = result.value
+    assert "the sandbox refuses 'import'" in refusal
+    assert fields == ["a", "_1"]
+
+
+def test_dataclass_source_naming_an_unchecked_name_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The backstop behind the field checks: whatever route a name took into dataclasses, the
+    text it would exec is parsed and refused when it names anything but the checked fields and
+    dataclasses' own names; the checked fields build as usual."""
+    import dataclasses as real
+
+    from runtime.worker import _vetted
+
+    monkeypatch.setattr(real, "_create_fn", _vetted._trusted_create_fn)
+    made = _vetted._built({"a"}, lambda: real.make_dataclass("C", ["a"]), placeholder=False)
+    assert repr(made(1)) == "C(a=1)"
+    with pytest.raises(TypeError, match="refused to generate a method: it names '_type_b'"):
+        _vetted._built({"a"}, lambda: real.make_dataclass("C", ["b"]), placeholder=False)
 
 
 async def test_tampering_does_not_leak_into_the_next_execution(fab: Fabric) -> None:

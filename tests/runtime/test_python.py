@@ -233,6 +233,25 @@ CASES: dict[str, str] = {
         "try:\n    F(1).a = 2\nexcept dataclasses.FrozenInstanceError as e:\n    m = type(e).__name__\n"
         "[m, hash(F(1)) == hash(F(1)), [f.name for f in dataclasses.fields(F)]]"
     ),
+    "a dataclass without a docstring or an __init__": (
+        "import dataclasses\n@dataclasses.dataclass(init=False, eq=False)\nclass N:\n    a: int = 1\n"
+        "@dataclasses.dataclass\nclass K:\n    a: int\n    b: str = 'x'\n"
+        "@dataclasses.dataclass(init=False)\nclass J(K):\n    c: int = 0\n"
+        "[repr(N()), N.__doc__, K.__doc__, J.__doc__]"
+    ),
+    "dataclass inheritance and make_dataclass": (
+        "import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass P:\n    x: int\n    y: int = 0\n"
+        "@dataclasses.dataclass(frozen=True, slots=True)\nclass Q(P):\n    z: int = 1\n"
+        "M = dataclasses.make_dataclass('M', ['a', ('b', int, dataclasses.field(default=2))], "
+        "bases=(P,), namespace={'total': lambda s: s.x + s.a + s.b}, kw_only=True, frozen=True)\n"
+        "E = dataclasses.make_dataclass('E', [('a', int, 3)], init=False)\n"
+        "m = M(1, a=2)\n[repr(Q(1, z=3)), repr(m), m.total(), M.__doc__, E.__doc__, E().a, "
+        "[f.name for f in dataclasses.fields(M)], hash(Q(1)) == hash(Q(1))]"
+    ),
+    "a dataclass field named self": (
+        "import dataclasses\n@dataclasses.dataclass(order=True)\nclass S:\n    self: int = 0\n"
+        "    name: str = 'n'\n[repr(S(self=2)), S(1) < S(2), S.__doc__]"
+    ),
     "typing annotations": (
         "from typing import Optional, List, Dict, TypeVar, Generic, Callable, Any\n"
         "T = TypeVar('T')\nclass Box(Generic[T]):\n    def __init__(self, v: T) -> None:\n"
@@ -303,10 +322,10 @@ def _cpython(code: str) -> tuple[str, Any]:
         tree.body.pop()
     tree.body.append(ast.Assign(targets=[ast.Name("__result__", ast.Store())], value=value))
     ast.fix_missing_locations(tree)
-    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # dont_inherit: not this module's __future__ import
     namespace: dict[str, Any] = {"__name__": "__main__"}
     try:
-        made = eval(compile(tree, "<case>", "exec", flags=flags), namespace)
+        made = eval(compile(tree, "<case>", "exec", flags=flags, dont_inherit=True), namespace)
         if asyncio.iscoroutine(made):
             asyncio.run(made)
     except Exception as exc:
