@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fabric.providers._registry import Provider, ProviderRegistry
 
-PER_NAMESPACE = 12
+PER_NAMESPACE = 13
 """Signatures a namespace shows in the overview; the rest are counted."""
+FULL_SIGNATURES = 8
+"""A namespace with more calls than this shows only their required arguments in the overview
+(``memory.put(key: str, ...)``), so a large namespace costs the description few tokens."""
 _DESCRIPTION_CHARS = 1200
 """Of a call's description, what ``help(tools.read)`` shows."""
 _HELP_BYTES = 128 * 1024
@@ -41,15 +44,19 @@ def _groups(registry: ProviderRegistry, namespace: str) -> dict[str, list[Provid
 _SHORT_DEFAULT = 16
 
 
-def brief(provider: Provider) -> str:
+def brief(provider: Provider, *, optional: bool = True) -> str:
     """``ctx.read(handle: str, offset=None, regex=False, ...)``: the signature as the overview
-    shows it, the types of the required arguments only (``help(ctx.read)`` has them all)."""
+    shows it, the types of the required arguments only (``help(ctx.read)`` has them all);
+    without ``optional``, the optional arguments are one ``...``."""
     model = provider.args_model
     if model is None:
         return provider.signature()
     parts = []
     for name, field in model.model_fields.items():
-        if field.is_required():
+        if not optional and not field.is_required():
+            if "..." not in parts:
+                parts.append("...")
+        elif field.is_required():
             kind = field.annotation
             shown = kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
             parts.append(f"{name}: {shown}")
@@ -78,7 +85,11 @@ def overview_lines(registry: ProviderRegistry) -> list[str]:
     catalog = registry.catalog()
     for namespace in sorted(catalog):
         names = [n for n in catalog[namespace] if not _is_server_tool(namespace, n)]
-        shown = [brief(registry.get(namespace, name)) for name in names[:PER_NAMESPACE]]
+        full = len(names) <= FULL_SIGNATURES
+        shown = [
+            brief(registry.get(namespace, name), optional=full)
+            for name in names[:PER_NAMESPACE]
+        ]
         if len(names) > PER_NAMESPACE:
             shown.append(f'+{len(names) - PER_NAMESPACE} more: help("{namespace}") lists them')
         if namespace == SERVER_NAMESPACE:
