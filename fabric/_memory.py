@@ -75,8 +75,9 @@ def scope_problems(raw: Any) -> list[str]:
     problems = []
     unknown = sorted(set(raw) - set(MemoryScope.model_fields))
     if unknown:
-        problems.append(f"memoryScope.{unknown[0]}: unknown field; the fields are "
-                        "principal, mode and rights")
+        problems.append(
+            f"memoryScope.{unknown[0]}: unknown field; the fields are principal, mode and rights"
+        )
     principal = raw.get("principal")
     if not isinstance(principal, str) or not principal.strip():
         problems.append(f"memoryScope.principal must be a non-blank string, not {principal!r}")
@@ -115,7 +116,8 @@ def api_scope(value: AccessScope | Mapping[str, Any] | None) -> AccessScope | No
         return value
     problems = scope_problems(value)
     if problems:
-        raise ConfigError("memory_scope: " + "; ".join(problems).removeprefix("memoryScope"))
+        said = "; ".join(problems).replace("memoryScope", "memory_scope")
+        raise ConfigError(f"{said}; pass a store.AccessScope or a mapping as in memoryScope")
     return MemoryScope.model_validate(dict(value)).scope()
 
 
@@ -219,8 +221,7 @@ class AgentMemory:
         built = _MINI.get()
         if built is None or (built.pages is None and built.error is None):
             raise ProviderCallError(
-                "this execution has no MiniBank; the host sets one with "
-                "Fabric.set_minibank(fn)",
+                "this execution has no MiniBank; the host sets one with Fabric.set_minibank(fn)",
                 code="not_found",
             )
         if built.error is not None:

@@ -47,6 +47,8 @@ class Fabric:
 
     ``persist_variables=True`` (``persistVariables`` in config.json) hands the top-level
     plain-data variables of one execution to the next; ``None`` lets the file decide.
+    ``memory_scope`` (a ``store.AccessScope`` or a mapping shaped as config.json's
+    ``memoryScope``) is the ContextAccess scope of ``memory.*``; ``None`` lets the file decide.
 
     >>> async with Fabric(workspace=".") as fab:
     ...     result = await fab.exec('files = await tools.ls(path=".")\\nreturn len(files)')

@@ -18,14 +18,23 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import Field
 
 from fabric._operations._table import Args, Reply, Surface, operation
-from store import ContextBank, ContextWindow, LorebookEntry, StorageMode, TodoList, TokenBudget
+from store import (
+    ContextBank,
+    ContextWindow,
+    LorebookEntry,
+    StorageMode,
+    TodoList,
+    TokenBudget,
+    Truncation,
+)
 from store._budget import MAX_TOKENS
 
 if TYPE_CHECKING:
     from fabric._session import Fabric
 
-_HERE = frozenset(("snippet", "python"))
-_EVERYWHERE = frozenset(("snippet", "python", "mcp"))
+_HERE: frozenset[Surface] = frozenset(("snippet", "python"))
+_EVERYWHERE: frozenset[Surface] = frozenset(("snippet", "python", "mcp"))
+_MINI_ONLY: frozenset[Surface] = frozenset(("snippet",))
 memory_operation = functools.partial(operation, namespace="memory", surfaces=_HERE)
 _PAGE = "the page's key"
 _LIMIT = 1000
@@ -101,7 +110,8 @@ def put(session: Fabric, args: PutArgs, surface: Surface) -> Reply:
     window = ContextWindow.of(args.context, [e.entry() for e in args.entries])
     with session.agent_memory.scoped() as bank:
         bank.emplace(args.key, window, StorageMode(args.mode))
-    return _reply({"key": args.key, "context": len(window.context), "entries": len(window.lorebook)})
+    sizes = {"context": len(window.context), "entries": len(window.lorebook)}
+    return _reply({"key": args.key, **sizes})
 
 
 class UpdateArgs(Args):
@@ -201,7 +211,7 @@ class SelectArgs(Args):
     mcp_name="secure_simulateLorebookTrigger",
 )
 def select(session: Fabric, args: SelectArgs, surface: Surface) -> Reply:
-    budget = TokenBudget(args.max_tokens, truncation=args.truncation)
+    budget = TokenBudget(args.max_tokens, truncation=Truncation(args.truncation))
     with session.agent_memory.scoped() as bank:
         if args.key is not None:
             selection = bank.select(args.key, args.text, budget)
@@ -342,7 +352,7 @@ class MiniArgs(Args):
     MiniArgs,
     help="Window name of this execution's MiniBank, as memory.get gives a page",
     read_only=True,
-    surfaces=frozenset(("snippet",)),
+    surfaces=_MINI_ONLY,
 )
 def mini(session: Fabric, args: MiniArgs, surface: Surface) -> Reply:
     return _reply(session.agent_memory.mini(args.name))

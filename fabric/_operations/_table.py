@@ -220,7 +220,11 @@ def signature(op: Operation) -> inspect.Signature:
     by position or name, in the model's order, as in a snippet."""
     params = []
     for name, info in op.args.model_fields.items():
-        default = inspect.Parameter.empty if info.is_required() else info.default
+        default = (
+            inspect.Parameter.empty
+            if info.is_required()
+            else info.get_default(call_default_factory=True)
+        )
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         params.append(inspect.Parameter(name, kind, default=default, annotation=info.annotation))
     return inspect.Signature(params, return_annotation=Reply)

@@ -61,7 +61,7 @@ def brief(provider: Provider, *, optional: bool = True) -> str:
             shown = kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
             parts.append(f"{name}: {shown}")
         else:
-            default = repr(field.default)
+            default = repr(field.get_default(call_default_factory=True))
             parts.append(f"{name}={default}" if len(default) <= _SHORT_DEFAULT else f"{name}=...")
     return f"{provider.qualified}({', '.join(parts)})"
 
@@ -87,8 +87,7 @@ def overview_lines(registry: ProviderRegistry) -> list[str]:
         names = [n for n in catalog[namespace] if not _is_server_tool(namespace, n)]
         full = len(names) <= FULL_SIGNATURES
         shown = [
-            brief(registry.get(namespace, name), optional=full)
-            for name in names[:PER_NAMESPACE]
+            brief(registry.get(namespace, name), optional=full) for name in names[:PER_NAMESPACE]
         ]
         if len(names) > PER_NAMESPACE:
             shown.append(f'+{len(names) - PER_NAMESPACE} more: help("{namespace}") lists them')

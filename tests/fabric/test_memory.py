@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
+from analyzer import analyze
 from fabric import Fabric
 from fabric.mcp import build_server
 from runtime import ProviderCallError
@@ -196,11 +197,9 @@ async def test_require_enrollment_without_and_with_sidecars(tmp_path: Path) -> N
         assert await code_of(fab, 'memory.get("loose")') is None
     async with Fabric(tmp_path, spares=0, memory_scope=strict) as fab:
         assert await code_of(fab, 'memory.get("loose")') == "METADATA_UNAVAILABLE"
-        assert await code_of(fab, 'memory.update("new", context=["a"])') == (
-            "METADATA_UNAVAILABLE"
-        )
+        assert await code_of(fab, 'memory.update("new", context=["a"])') == ("METADATA_UNAVAILABLE")
         assert await code_of(fab, 'memory.get("notes")') is None
-    assert "new" not in ContextBank(tmp_path).keys()
+    assert ContextBank(tmp_path).keys() == ["loose", "notes", "secret"]  # no "new"
 
 
 async def test_a_corrupt_sidecar_fails_closed(tmp_path: Path) -> None:
@@ -286,7 +285,9 @@ def big_book(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     max_tokens=st.integers(0, 600),
     truncation=st.sampled_from(["TOP", "BOTTOM", "MIDDLE"]),
@@ -307,34 +308,36 @@ async def test_select_never_exceeds_its_budget(
 
 async def test_the_secure_tools_over_mcp(tmp_path: Path) -> None:
     enroll(tmp_path)
-    async with Fabric(tmp_path, spares=0, memory_scope=scope(FULL)) as fab:
-        async with Client(build_server(fab)) as client:
-            names = {tool.name for tool in (await client.list_tools()).tools}
-            assert names >= SECURE and not {n for n in names if n.startswith("memory_")}
+    async with (
+        Fabric(tmp_path, spares=0, memory_scope=scope(FULL)) as fab,
+        Client(build_server(fab)) as client,
+    ):
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert names >= SECURE and not {n for n in names if n.startswith("memory_")}
 
-            async def call(tool: str, **arguments: Any) -> Any:
-                done = await client.call_tool(tool, arguments)
-                assert not done.is_error, done.content
-                return done.structured_content
+        async def call(tool: str, **arguments: Any) -> Any:
+            done = await client.call_tool(tool, arguments)
+            assert not done.is_error, done.content
+            return done.structured_content
 
-            assert (await call("secure_listPageKeys"))["result"] == ["notes"]
-            assert (await call("secure_getLorebook", key="notes"))["context"] == ["kickoff"]
-            found = await call("secure_getLorebookEntry", key="ALICE", page="notes")
-            assert found["result"] == [{"page": "notes", "key": "Alice", **_alice()}]
-            assert (await call("secure_queryLorebook", key="notes", query="cat"))["total"] == 1
-            assert (await call("secure_searchMemory", query="dog"))["total"] == 0
-            await call("secure_updateLorebookEntry", key="notes", entries=[{"key": "Bob"}])
-            hit = await call("secure_simulateLorebookTrigger", text="bob and alice", maxTokens=50)
-            assert set(hit["entries"]) == {"Alice", "Bob"} and hit["tokens"] <= 50
-            assert (await call("secure_deleteLorebookEntry", key="notes", entries=["Bob"]))[
-                "removed"
-            ] == ["Bob"]
-            await call("secure_updateTodoList", key="plan", status={"1": "in_progress"})
-            todo = await call("secure_getTodoList", key="plan")
-            assert todo["items"][0]["status"] == "in_progress"
-            denied = await client.call_tool("secure_getLorebook", {"key": "secret"})
-            assert denied.is_error
-            assert denied.structured_content["error"]["code"] == "MISSING_PERMISSION"
+        assert (await call("secure_listPageKeys"))["result"] == ["notes"]
+        assert (await call("secure_getLorebook", key="notes"))["context"] == ["kickoff"]
+        found = await call("secure_getLorebookEntry", key="ALICE", page="notes")
+        assert found["result"] == [{"page": "notes", "key": "Alice", **_alice()}]
+        assert (await call("secure_queryLorebook", key="notes", query="cat"))["total"] == 1
+        assert (await call("secure_searchMemory", query="dog"))["total"] == 0
+        await call("secure_updateLorebookEntry", key="notes", entries=[{"key": "Bob"}])
+        hit = await call("secure_simulateLorebookTrigger", text="bob and alice", maxTokens=50)
+        assert set(hit["entries"]) == {"Alice", "Bob"} and hit["tokens"] <= 50
+        assert (await call("secure_deleteLorebookEntry", key="notes", entries=["Bob"]))[
+            "removed"
+        ] == ["Bob"]
+        await call("secure_updateTodoList", key="plan", status={"1": "in_progress"})
+        todo = await call("secure_getTodoList", key="plan")
+        assert todo["items"][0]["status"] == "in_progress"
+        denied = await client.call_tool("secure_getLorebook", {"key": "secret"})
+        assert denied.is_error
+        assert denied.structured_content["error"]["code"] == "MISSING_PERMISSION"
 
 
 async def test_the_minibank_is_rebuilt_before_each_execution(tmp_path: Path) -> None:
@@ -370,3 +373,29 @@ async def test_a_minibank_hook_that_raises_fails_only_memory_mini(tmp_path: Path
         assert done.ok, done.text
         assert done.value[0] == "minibank_failed" and "the index is gone" in done.value[1]
         assert (await fab.exec("return 1 + 1")).value == 2
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ('return await memory.get("notes")', ("RAW", False)),
+        ('return await memory.find("alice")', ("RAW", False)),
+        ('return await memory.search("notes", "cat")', ("RAW", False)),
+        ('return await memory.todo_get("plan")', ("RAW", False)),
+        ('return await memory.select("Alice said", max_tokens=200)', ("SELECTED", True)),
+        ('return await memory.select("Alice said")', ("SELECTED", True)),
+        ('return await memory.update("notes", entries=[])', ("PROJECTED", True)),
+        ('return await memory.todo_update("plan", add=["x"])', ("PROJECTED", True)),
+    ],
+)
+def test_the_analyzer_knows_memory(code: str, expected: tuple[str, bool]) -> None:
+    """Reads are sources, select is SELECTED and bounded by its max_tokens, writes return a
+    small status."""
+    got = analyze(code)
+    assert (got.classification.value, got.bounded) == expected
+
+
+def test_select_is_bounded_by_its_max_tokens() -> None:
+    small = analyze('return await memory.select("x", max_tokens=100)').estimate
+    large = analyze('return await memory.select("x", max_tokens=3000)').estimate
+    assert small is not None and large is not None and small.tokens < large.tokens
