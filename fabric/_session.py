@@ -91,6 +91,7 @@ class Fabric:
                 f"max_running must be a whole number >= 1, not {max_running!r}; executions "
                 "beyond it wait their turn"
             )
+        scope = api_scope(memory_scope)
         self.workspace = Workspace(root)
         self.settings = Settings(
             root,
@@ -105,7 +106,7 @@ class Fabric:
         ``allow``, ``ask`` or ``deny``; ``approver`` is asked where the config says ``ask``."""
         self.tokens = TokenCounter()
         self.agent_memory = AgentMemory(
-            root, self.tokens.count, api_scope(memory_scope), lambda: self.config.memory_scope
+            root, self.tokens.count, scope, lambda: self.config.memory_scope
         )
         """``memory.*``: the bank on ``.fabric/bank/`` (opened on first use), the ContextAccess
         scope its calls run under (``memory_scope``, else ``memoryScope``) and the MiniBank."""

@@ -399,3 +399,17 @@ def test_select_is_bounded_by_its_max_tokens() -> None:
     small = analyze('return await memory.select("x", max_tokens=100)').estimate
     large = analyze('return await memory.select("x", max_tokens=3000)').estimate
     assert small is not None and large is not None and small.tokens < large.tokens
+
+
+async def test_concurrent_updates_in_one_snippet_lose_nothing(tmp_path: Path) -> None:
+    async with Fabric(tmp_path, spares=0) as fab:
+        done = await fab.exec(
+            "import asyncio\n"
+            "async def one(n):\n"
+            "    for i in range(5):\n"
+            '        await memory.update("p", entries=[{"key": "log", "value": f"{n}-{i}"}])\n'
+            "await asyncio.gather(*(one(n) for n in range(16)))\n"
+            'return (await memory.get("p"))["lorebook"]["log"]["value"].splitlines()'
+        )
+    assert done.ok, done.text
+    assert sorted(done.value) == sorted(f"{n}-{i}" for n in range(16) for i in range(5))

@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabric import ConfigError, Fabric
-from store import ContextBank, ContextWindow
+from fabric._config import parse
+from store import ContextBank, ContextWindow, Operation
 
 BAD = {
     "principal": ({"principal": " ", "rights": {}}, "memoryScope.principal"),
@@ -69,3 +72,44 @@ def test_a_malformed_api_scope_is_refused(tmp_path: Path, case: str) -> None:
     with pytest.raises(ConfigError) as refused:
         Fabric(tmp_path, spares=0, memory_scope=value)
     assert field.replace("memoryScope", "memory_scope") in str(refused.value)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+_SELECTOR = st.fixed_dictionaries({}, optional={"resource": _JSON, "boundary": _JSON}) | _JSON
+_SCOPES = (
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "principal": st.sampled_from(["agent-1", "", " "]) | _JSON,
+            "mode": st.sampled_from(["LEGACY_COMPATIBLE", "REQUIRE_ENROLLMENT", "open"]) | _JSON,
+            "rights": st.dictionaries(
+                st.sampled_from(["read", "write", "create", "delete", "enumerate", "x"]),
+                st.lists(_SELECTOR, max_size=3) | _JSON,
+            )
+            | _JSON,
+            "extra": _JSON,
+        },
+    )
+    | _JSON
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=_SCOPES)
+def test_any_memory_scope_applies_or_fails_closed(raw: Any) -> None:
+    """Whatever the file holds, the session gets a scope: the one written, or one that grants
+    nothing with a warning naming memoryScope; never no scope at all."""
+    loaded = parse({"memoryScope": raw})
+    chosen = loaded.config.memory_scope
+    assert chosen is not None
+    scope = chosen.scope()
+    if loaded.warnings:
+        assert all("memoryScope" in w and "denied every page" in w for w in loaded.warnings)
+        assert scope.mode.value == "REQUIRE_ENROLLMENT"
+        assert all(not scope.rights.selectors(op) for op in Operation)
+    else:
+        assert scope.principal.id == raw["principal"]
