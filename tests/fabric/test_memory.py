@@ -107,16 +107,23 @@ CALLS = {  # every operation, on the enrolled pages
 }
 
 
+async def value_of(fab: Fabric, *lines: str) -> Any:
+    """What a snippet of these lines returns (it must succeed)."""
+    done = await fab.exec("\n".join(lines))
+    assert done.ok, done.text
+    return done.value
+
+
 async def test_get_returns_the_page_as_plain_data(tmp_path: Path) -> None:
     async with Fabric(tmp_path, spares=0) as fab:
-        done = await fab.exec(
-            'await memory.update("notes", entries=[{"key": "Alice", "value": "a cat", '
-            '"alias_keys": ["Al"], "weight": 3}], context=["met Alice"])\n'
-            'await memory.update("notes", entries=[{"key": "Alice", "value": "likes fish"}])\n'
-            'return await memory.get("notes")'
+        alice = '{"key": "Alice", "value": "a cat", "alias_keys": ["Al"], "weight": 3}'
+        got = await value_of(
+            fab,
+            f'await memory.update("notes", entries=[{alice}], context=["met Alice"])',
+            'await memory.update("notes", entries=[{"key": "Alice", "value": "likes fish"}])',
+            'return await memory.get("notes")',
         )
-        assert done.ok, done.text
-        assert done.value == {
+        assert got == {
             "key": "notes",
             "context": ["met Alice"],
             "lorebook": {
@@ -403,13 +410,13 @@ def test_select_is_bounded_by_its_max_tokens() -> None:
 
 async def test_concurrent_updates_in_one_snippet_lose_nothing(tmp_path: Path) -> None:
     async with Fabric(tmp_path, spares=0) as fab:
-        done = await fab.exec(
-            "import asyncio\n"
-            "async def one(n):\n"
-            "    for i in range(5):\n"
-            '        await memory.update("p", entries=[{"key": "log", "value": f"{n}-{i}"}])\n'
-            "await asyncio.gather(*(one(n) for n in range(16)))\n"
-            'return (await memory.get("p"))["lorebook"]["log"]["value"].splitlines()'
+        got = await value_of(
+            fab,
+            "import asyncio",
+            "async def one(n):",
+            "    for i in range(5):",
+            '        await memory.update("p", entries=[{"key": "log", "value": f"{n}-{i}"}])',
+            "await asyncio.gather(*(one(n) for n in range(16)))",
+            'return (await memory.get("p"))["lorebook"]["log"]["value"].splitlines()',
         )
-    assert done.ok, done.text
-    assert sorted(done.value) == sorted(f"{n}-{i}" for n in range(16) for i in range(5))
+    assert sorted(got) == sorted(f"{n}-{i}" for n in range(16) for i in range(5))
