@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from fabric._operations._table import Args, Reply, Surface, operation
+from fabric._operations._table import Args, Cli, Reply, Surface, operation
 from store import (
     ContextBank,
     ContextWindow,
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 _HERE: frozenset[Surface] = frozenset(("snippet", "python"))
 _EVERYWHERE: frozenset[Surface] = frozenset(("snippet", "python", "mcp"))
+_READ: frozenset[Surface] = frozenset(("snippet", "python", "mcp", "cli"))
+"""Reads are commands too (``fabric memory-get notes``), under config.json's scope."""
 _MINI_ONLY: frozenset[Surface] = frozenset(("snippet",))
 memory_operation = functools.partial(operation, namespace="memory", surfaces=_HERE)
 _PAGE = "the page's key"
@@ -83,7 +85,8 @@ class KeyArgs(Args):
     KeyArgs,
     help="Page key as plain data: context and lorebook",
     read_only=True,
-    surfaces=_EVERYWHERE,
+    surfaces=_READ,
+    cli=Cli(positional=("key",)),
     mcp_name="secure_getLorebook",
 )
 def get(session: Fabric, args: KeyArgs, surface: Surface) -> Reply:
@@ -183,7 +186,7 @@ class NoArgs(Args):
     NoArgs,
     help="The page keys you may read, sorted",
     read_only=True,
-    surfaces=_EVERYWHERE,
+    surfaces=_READ,
     mcp_name="secure_listPageKeys",
 )
 def keys(session: Fabric, args: NoArgs, surface: Surface) -> Reply:
@@ -207,7 +210,8 @@ class SelectArgs(Args):
     description="Keys and aliases matched as whole words, linked entries added, heaviest "
     "first; counted with tiktoken.",
     read_only=True,
-    surfaces=_EVERYWHERE,
+    surfaces=_READ,
+    cli=Cli(positional=("text",)),
     mcp_name="secure_simulateLorebookTrigger",
 )
 def select(session: Fabric, args: SelectArgs, surface: Surface) -> Reply:
@@ -232,7 +236,8 @@ class FindArgs(Args):
     FindArgs,
     help="The entries named key (or aliased), each with its page",
     read_only=True,
-    surfaces=_EVERYWHERE,
+    surfaces=_READ,
+    cli=Cli(positional=("key",)),
     mcp_name="secure_getLorebookEntry",
 )
 def find(session: Fabric, args: FindArgs, surface: Surface) -> Reply:
@@ -274,7 +279,8 @@ def _search(bank: ContextBank, key: str | None, query: str, limit: int) -> dict[
     SearchArgs,
     help="Entries of page key whose key, aliases or value hold every word of query",
     read_only=True,
-    surfaces=_EVERYWHERE,
+    surfaces=_READ,
+    cli=Cli(positional=("key", "query")),
     mcp_name="secure_queryLorebook",
 )
 def search(session: Fabric, args: SearchArgs, surface: Surface) -> Reply:
@@ -291,7 +297,8 @@ class SearchAllArgs(Args):
     SearchAllArgs,
     help="memory.search over every page you may read",
     read_only=True,
-    surfaces=_EVERYWHERE,
+    surfaces=_READ,
+    cli=Cli(positional=("query",)),
     mcp_name="secure_searchMemory",
 )
 def search_all(session: Fabric, args: SearchAllArgs, surface: Surface) -> Reply:
@@ -303,7 +310,8 @@ def search_all(session: Fabric, args: SearchAllArgs, surface: Surface) -> Reply:
     KeyArgs,
     help="Todo page key: its items (id, text, status)",
     read_only=True,
-    surfaces=_EVERYWHERE,
+    surfaces=_READ,
+    cli=Cli(positional=("key",)),
     mcp_name="secure_getTodoList",
 )
 def todo_get(session: Fabric, args: KeyArgs, surface: Surface) -> Reply:

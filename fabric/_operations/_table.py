@@ -124,7 +124,8 @@ class Operation:
     @property
     def command(self) -> str:
         """``read``: the ``fabric`` subcommand."""
-        return self.name if self.namespace == "ctx" else f"{self.namespace}-{self.name}"
+        name = self.name.replace("_", "-")
+        return name if self.namespace == "ctx" else f"{self.namespace}-{name}"
 
     @property
     def full_description(self) -> str:

@@ -420,3 +420,24 @@ async def test_concurrent_updates_in_one_snippet_lose_nothing(tmp_path: Path) ->
             'return (await memory.get("p"))["lorebook"]["log"]["value"].splitlines()',
         )
     assert sorted(got) == sorted(f"{n}-{i}" for n in range(16) for i in range(5))
+
+
+def test_the_reads_are_commands_under_the_config_scope(tmp_path: Path) -> None:
+    enroll(tmp_path)
+
+    def command(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "fabric._cli", *argv, "--workspace", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    got = command("memory-get", "notes", "--json")
+    assert got.returncode == 0 and json.loads(got.stdout)["context"] == ["kickoff"]
+    config = {"memoryScope": scope(rights(read=["r99"]))}
+    (tmp_path / ".fabric" / "config.json").write_text(json.dumps(config))
+    refused = command("memory-get", "notes")
+    assert refused.returncode != 0 and "MISSING_PERMISSION" in refused.stdout + refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert json.loads(command("memory-get", "secret", "--json").stdout)["context"] == ["x"]
