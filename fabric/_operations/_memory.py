@@ -19,9 +19,11 @@ from pydantic import Field
 
 from fabric._operations._table import Args, Cli, Reply, Surface, operation
 from store import (
+    ContextAccessDenied,
     ContextBank,
     ContextWindow,
     LorebookEntry,
+    NotFound,
     StorageMode,
     TodoList,
     TokenBudget,
@@ -72,9 +74,18 @@ def _entry_data(page: str, entry: LorebookEntry) -> dict[str, Any]:
 
 
 def _windows(bank: ContextBank, key: str | None) -> Iterator[tuple[str, ContextWindow]]:
-    """Page ``key``, or every page the scope may list and read."""
-    for name in [key] if key is not None else bank.keys():
-        yield name, bank.get(name)
+    """Page ``key``, or every page the scope may list and read (one deleted or withdrawn
+    since it was listed is passed over)."""
+    if key is not None:
+        yield key, bank.get(key)
+        return
+    listed: list[str] = bank.keys()  # a bank is not a mapping: keys() checks ENUMERATE
+    for name in listed:
+        try:
+            window = bank.get(name)
+        except (NotFound, ContextAccessDenied):
+            continue
+        yield name, window
 
 
 class KeyArgs(Args):
