@@ -10,6 +10,7 @@ from fabric._approver import ApprovalRequest, Approvals, Approver
 from fabric._errors import ConfigError, FabricClosed, FabricError, RegistrationError
 from fabric._extensions import extension
 from fabric._hooks import Completed, HookCounts, PostHook
+from fabric._memory import MemoryScope, MiniBankHook
 from fabric._operations import Reply
 from fabric._outcomes import FabricResult
 from fabric._session import Fabric
@@ -51,6 +52,8 @@ __all__ = [
     "HookCounts",
     "ImageBlock",
     "Limits",
+    "MemoryScope",
+    "MiniBankHook",
     "PostHook",
     "Provider",
     "ProviderCallError",

@@ -24,6 +24,7 @@ from analyzer import Options
 from fabric import _approvals as approvals
 from fabric._approvals import Mode
 from fabric._llm import ModelSettings
+from fabric._memory import MemoryScope, clean_scope
 from fabric._translate import describe
 from fabric.mcpclient._settings import McpServer, parse_servers
 from runtime import Isolation, Limits
@@ -107,6 +108,10 @@ class FabricConfig(BaseModel):
     mcp_servers: dict[str, McpServer] = Field(default_factory=dict)
     """MCP servers whose tools snippets call as ``mcp.<server>.<tool>(...)``, in the common
     format: ``{"git": {"command": "uvx", "args": ["mcp-server-git"]}}``, or ``"url"``."""
+    memory_scope: MemoryScope | None = None
+    """The ContextAccess scope of ``memory.*`` calls: ``{"principal": "agent-1", "mode":
+    "REQUIRE_ENROLLMENT", "rights": {"read": [{"resource": "r17"}], ...}}``; not set: no
+    scope (every page shared). A malformed one grants nothing (fails closed)."""
     limits: Limits = Field(default_factory=Limits)
     boundary: BoundaryConfig = Field(default_factory=BoundaryConfig)
     analysis: Options = Field(default_factory=Options)
@@ -177,7 +182,11 @@ FIELDS = {setting.name: key for key, setting in SETTINGS.items()}
 """snake_case name -> camelCase key."""
 _ALIASES = {"policy": "quantitativePolicy"}
 _Cleaner = Callable[[Any, str], tuple[Any, list[str]]]
-_CLEANED: dict[str, _Cleaner] = {"approvals": approvals.clean, "mcpServers": parse_servers}
+_CLEANED: dict[str, _Cleaner] = {
+    "approvals": approvals.clean,
+    "mcpServers": parse_servers,
+    "memoryScope": clean_scope,
+}
 """Settings checked entry by entry by their own module: a bad entry is left out, named."""
 """Settings whose entries are checked one by one: a bad entry is dropped with its warning,
 the others apply."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -27,6 +27,7 @@ from fabric._executions import Executions
 from fabric._extensions import load_extensions
 from fabric._hooks import PostHook, PostHooks
 from fabric._llm import Completer
+from fabric._memory import AgentMemory, MiniBankHook, api_scope
 from fabric._operations import Calls, register_operations
 from fabric._outcomes import FabricResult
 from fabric._settings import Overrides, Settings
@@ -36,7 +37,7 @@ from fabric.mcpclient import McpServers
 from fabric.providers import ProviderRegistry, Workspace, register_file_tools
 from runtime import ISOLATIONS, MAX_RUNNING, DoctorReport, Isolation, Layer, Limits
 from runtime.boundary import Boundary, BoundaryConfig, ResultFormat, ResultPolicy, TokenCounter
-from store import Facts, Store
+from store import AccessScope, Facts, Store
 
 _log = logging.getLogger("fabric")
 
@@ -46,6 +47,8 @@ class Fabric:
 
     ``persist_variables=True`` (``persistVariables`` in config.json) hands the top-level
     plain-data variables of one execution to the next; ``None`` lets the file decide.
+    ``memory_scope`` (a ``store.AccessScope`` or a mapping shaped as config.json's
+    ``memoryScope``) is the ContextAccess scope of ``memory.*``; ``None`` lets the file decide.
 
     >>> async with Fabric(workspace=".") as fab:
     ...     result = await fab.exec('files = await tools.ls(path=".")\\nreturn len(files)')
@@ -67,6 +70,7 @@ class Fabric:
         max_running: int = MAX_RUNNING,
         approver: Approver | None = None,
         persist_variables: bool | None = None,
+        memory_scope: AccessScope | Mapping[str, Any] | None = None,
     ) -> None:
         root = Path(workspace)
         if not root.is_dir():
@@ -87,6 +91,7 @@ class Fabric:
                 f"max_running must be a whole number >= 1, not {max_running!r}; executions "
                 "beyond it wait their turn"
             )
+        scope = api_scope(memory_scope)
         self.workspace = Workspace(root)
         self.settings = Settings(
             root,
@@ -100,6 +105,11 @@ class Fabric:
         """The approvals of this session's snippet calls: ``approvals.decide(risk, tool)`` says
         ``allow``, ``ask`` or ``deny``; ``approver`` is asked where the config says ``ask``."""
         self.tokens = TokenCounter()
+        self.agent_memory = AgentMemory(
+            root, self.tokens.count, scope, lambda: self.config.memory_scope
+        )
+        """``memory.*``: the bank on ``.fabric/bank/`` (opened on first use), the ContextAccess
+        scope its calls run under (``memory_scope``, else ``memoryScope``) and the MiniBank."""
         self.context, self._setup_warnings = ContextTools.open(
             self.workspace, self.config, self.tokens, self.telemetry.record, store
         )
@@ -133,6 +143,9 @@ class Fabric:
         """The context operations as Python calls: ``await fab.ctx.read(handle, query="x")``
         takes what ``ctx.read`` takes in a snippet and returns a ``Reply``."""
         self.state = Calls(self, "state")
+        self.memory = Calls(self, "memory")
+        """``memory.*`` as Python calls, under the session's scope:
+        ``(await fab.memory.get("notes")).data``."""
         """``state.*`` as Python calls: ``(await fab.state.get("k")).data``."""
         self.executions = Executions(
             self.settings,
@@ -255,16 +268,20 @@ class Fabric:
         """
         self._check_open()
         self.refresh()
-        result = await self.executions.run(
-            code,
-            timeout=timeout,
-            memory_mb=memory_mb,
-            policy=policy,
-            result_format=result_format,
-            strict=strict,
-            on_call=on_call,
-            approver=approver,
-        )
+        mini = await self.agent_memory.rebuild()
+        try:
+            result = await self.executions.run(
+                code,
+                timeout=timeout,
+                memory_mb=memory_mb,
+                policy=policy,
+                result_format=result_format,
+                strict=strict,
+                on_call=on_call,
+                approver=approver,
+            )
+        finally:
+            self.agent_memory.forget(mini)
         self.hooks.after(code, result)
         return result
 
@@ -274,6 +291,13 @@ class Fabric:
         The execution never waits for it and never fails because of it; failures are logged
         and counted in ``ctx_status``. ``close()`` waits for runs in flight."""
         self.hooks.add(func, retries=retries, timeout_s=timeout_s)
+
+    def set_minibank(self, fn: MiniBankHook | None) -> None:
+        """Rebuild a MiniBank before every execution: ``fn()`` (sync or async) returns
+        ``{name: ContextWindow}`` (or its plain data), read in the snippet as
+        ``memory.mini(name)``; never persisted. A hook that raises (or takes over 30 s) fails
+        that execution's ``memory.mini`` calls, not the execution. ``None`` removes it."""
+        self.agent_memory.set_minibank(fn)
 
     def check(
         self,
@@ -391,6 +415,7 @@ class Fabric:
             await self.executions.sandbox.close()
             await self.mcp.close()
             self.context.close()
+            self.agent_memory.close()
             self.telemetry.close()
 
     async def __aenter__(self) -> Fabric:

@@ -3,6 +3,7 @@
 from fabric._operations import (  # noqa: F401  (they fill the table)
     _context,
     _facts,
+    _memory,
     _search,
     _state,
     _status,

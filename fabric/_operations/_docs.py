@@ -31,7 +31,8 @@ def readme_table() -> str:
 def _arguments(op: Operation) -> str:
     parts = []
     for name, info in op.args.model_fields.items():
-        parts.append(name if info.is_required() else f"{name}={info.default!r}")
+        default = info.get_default(call_default_factory=True)
+        parts.append(name if info.is_required() else f"{name}={default!r}")
     return ", ".join(parts)
 
 

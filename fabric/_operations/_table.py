@@ -104,6 +104,9 @@ class Operation:
     surfaces: frozenset[Surface] = SURFACES
     """Where it is offered: every surface, unless it makes no sense on some (``state.*``
     lives in one session, which a command never has)."""
+    mcp_name: str | None = None
+    """The MCP tool's name when it is not ``<namespace>_<name>`` (``memory.keys`` is TPipe's
+    ``secure_listPageKeys``)."""
 
     def offered_on(self, surface: Surface) -> bool:
         return surface in self.surfaces
@@ -116,12 +119,13 @@ class Operation:
     @property
     def tool_name(self) -> str:
         """``ctx_read``: the name of the MCP tool."""
-        return f"{self.namespace}_{self.name}"
+        return self.mcp_name or f"{self.namespace}_{self.name}"
 
     @property
     def command(self) -> str:
         """``read``: the ``fabric`` subcommand."""
-        return self.name if self.namespace == "ctx" else f"{self.namespace}-{self.name}"
+        name = self.name.replace("_", "-")
+        return name if self.namespace == "ctx" else f"{self.namespace}-{name}"
 
     @property
     def full_description(self) -> str:
@@ -157,6 +161,7 @@ def operation(
     read_only: bool = False,
     risk: Risk = "read",
     surfaces: frozenset[Surface] = SURFACES,
+    mcp_name: str | None = None,
 ) -> Callable[[Run], Run]:
     """Declare the decorated function as the operation ``namespace.<its name>``."""
 
@@ -175,6 +180,7 @@ def operation(
             read_only,
             risk,
             surfaces,
+            mcp_name,
         )
         if op.qualified in OPERATIONS:
             raise ValueError(f"the operation {op.qualified} is declared twice")
@@ -191,6 +197,8 @@ def operation(
             raise ValueError(
                 f"{op.qualified}: surfaces are some of {sorted(SURFACES)}, snippet among them"
             )
+        if any(o.tool_name == op.tool_name for o in OPERATIONS.values()):
+            raise ValueError(f"{op.qualified}: the MCP tool {op.tool_name} is taken")
         OPERATIONS[op.qualified] = op
         return run
 
@@ -213,7 +221,11 @@ def signature(op: Operation) -> inspect.Signature:
     by position or name, in the model's order, as in a snippet."""
     params = []
     for name, info in op.args.model_fields.items():
-        default = inspect.Parameter.empty if info.is_required() else info.default
+        default = (
+            inspect.Parameter.empty
+            if info.is_required()
+            else info.get_default(call_default_factory=True)
+        )
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         params.append(inspect.Parameter(name, kind, default=default, annotation=info.annotation))
     return inspect.Signature(params, return_annotation=Reply)

@@ -17,8 +17,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from fabric.providers._registry import Provider, ProviderRegistry
 
-PER_NAMESPACE = 12
+PER_NAMESPACE = 13
 """Signatures a namespace shows in the overview; the rest are counted."""
+FULL_SIGNATURES = 8
+"""A namespace with more calls than this is shown compactly in the overview, its calls by name
+and required arguments only (``memory.{get(key); put(key, ...); ...}``), so a large namespace
+costs the description few tokens; ``help("memory")`` has the signatures."""
 _DESCRIPTION_CHARS = 1200
 """Of a call's description, what ``help(tools.read)`` shows."""
 _HELP_BYTES = 128 * 1024
@@ -41,22 +45,28 @@ def _groups(registry: ProviderRegistry, namespace: str) -> dict[str, list[Provid
 _SHORT_DEFAULT = 16
 
 
-def brief(provider: Provider) -> str:
+def brief(provider: Provider, *, compact: bool = False) -> str:
     """``ctx.read(handle: str, offset=None, regex=False, ...)``: the signature as the overview
-    shows it, the types of the required arguments only (``help(ctx.read)`` has them all)."""
+    shows it, the types of the required arguments only (``help(ctx.read)`` has them all);
+    ``compact``: ``read(handle, ...)``, the name and the required arguments' names."""
     model = provider.args_model
     if model is None:
-        return provider.signature()
+        return provider.name + "(...)" if compact else provider.signature()
     parts = []
     for name, field in model.model_fields.items():
-        if field.is_required():
+        if compact:
+            if field.is_required():
+                parts.append(name)
+            elif "..." not in parts:
+                parts.append("...")
+        elif field.is_required():
             kind = field.annotation
             shown = kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
             parts.append(f"{name}: {shown}")
         else:
-            default = repr(field.default)
+            default = repr(field.get_default(call_default_factory=True))
             parts.append(f"{name}={default}" if len(default) <= _SHORT_DEFAULT else f"{name}=...")
-    return f"{provider.qualified}({', '.join(parts)})"
+    return f"{provider.name if compact else provider.qualified}({', '.join(parts)})"
 
 
 def _servers_line(servers: Mapping[str, list[Provider]], waiting: set[str]) -> str:
@@ -78,7 +88,12 @@ def overview_lines(registry: ProviderRegistry) -> list[str]:
     catalog = registry.catalog()
     for namespace in sorted(catalog):
         names = [n for n in catalog[namespace] if not _is_server_tool(namespace, n)]
-        shown = [brief(registry.get(namespace, name)) for name in names[:PER_NAMESPACE]]
+        compact = len(names) > FULL_SIGNATURES
+        shown = [
+            brief(registry.get(namespace, name), compact=compact) for name in names[:PER_NAMESPACE]
+        ]
+        if compact:
+            shown = [f"{namespace}.{{{'; '.join(shown)}}}"]
         if len(names) > PER_NAMESPACE:
             shown.append(f'+{len(names) - PER_NAMESPACE} more: help("{namespace}") lists them')
         if namespace == SERVER_NAMESPACE:

@@ -96,13 +96,13 @@ async def test_many_mcp_tools_are_a_count_and_a_pointer() -> None:
 
 
 async def test_a_long_namespace_is_cut_with_a_pointer_to_its_help() -> None:
-    """Past twelve calls a namespace shows a count of the rest and where to see them; its own
+    """Past thirteen calls a namespace shows a count of the rest and where to see them; its own
     help lists every one."""
     registry = ProviderRegistry()
     for n in range(20):
         registry.register("extensions", f"ext_{n:02}", _tool)
     (line,) = overview_lines(registry)
-    assert line.endswith('+8 more: help("extensions") lists them')
+    assert line.endswith('+7 more: help("extensions") lists them')
     assert len(registry.help()["extensions"].splitlines()) == 20
     registry.register("extensions", "late", _tool)
     assert "extensions.late" in registry.help()  # made again after a registration
