@@ -188,17 +188,73 @@ class _ClassStatement:
         self, name: str, bases: tuple[Any, ...], namespace: dict[str, Any], **kwargs: Any
     ) -> type:
         winner = self._winner(name, bases)
-        _check_namespace(name, namespace)
+        check_namespace(name, namespace)
         made: type = winner(name, bases, namespace, **kwargs)
         return self._classes.adopt(made)
 
 
-def _check_namespace(name: str, namespace: Any) -> None:
+_DATA_DUNDERS = frozenset(
+    {"__doc__", "__module__", "__qualname__", "__slots__", "__match_args__", "__annotations__"}
+)
+
+
+def _snippet_function(value: Any) -> bool:
+    return type(value) is types.FunctionType and value.__code__.co_filename == FILENAME
+
+
+def check_class_value(name: str, key: str, value: Any) -> None:
+    """A special method of a snippet's class is a function the snippet defined (or a
+    classmethod, staticmethod or property of one), ``None``, or data: Python calls it natively,
+    so a builtin or a function from outside there (``__add__ = type``) would run unchecked."""
+    if not (key.startswith("__") and key.endswith("__")) or key in _DATA_DUNDERS:
+        return
+    if value is None or _snippet_function(value):
+        return
+    if isinstance(value, classmethod | staticmethod):
+        inner = value.__func__
+        if _snippet_function(inner):
+            return
+    elif isinstance(value, property):
+        parts = (value.fget, value.fset, value.fdel)
+        if all(part is None or _snippet_function(part) for part in parts):
+            return
+    elif not callable(value) and not hasattr(type(value), "__get__"):
+        return  # data: a number, a string, a tuple
+    raise _deny(
+        f"class {name}'s {key} = {type(value).__name__}",
+        "a special method must be a function the snippet defines",
+    )
+
+
+class _ClassWrites:
+    """``C.attr = value`` on a snippet's own class: the value of a special method is checked
+    (:func:`check_class_value`) before it is set."""
+
+    __slots__ = ("_cls",)
+
+    def __init__(self, cls: type) -> None:
+        object.__setattr__(self, "_cls", cls)
+
+    def __getattr__(self, name: str) -> Any:  # the read of ``C.count += 1``
+        return getattr(object.__getattribute__(self, "_cls"), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        cls = object.__getattribute__(self, "_cls")
+        check_class_value(cls.__name__, name, value)
+        setattr(cls, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(object.__getattribute__(self, "_cls"), name)
+
+
+def check_namespace(name: str, namespace: Any) -> None:
     """A class body defines no ``isinstance`` hook, and its ``__match_args__`` names only
     attributes a snippet may read of any object (a class pattern reads them natively)."""
     hooks = sorted(CLASS_HOOKS.intersection(namespace.keys()))
     if hooks:
         raise _deny(f"class {name} defining {hooks[0]}", "isinstance hooks are refused")
+    for key, value in namespace.items():
+        check_class_value(name, key, value)
     if "__match_args__" in namespace:
         names = namespace["__match_args__"]
         if type(names) is not tuple or any(type(n) is not str for n in names):
@@ -377,9 +433,16 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         the bottom of their containers, the others at the top."""
         for n, value in enumerate(values):
             if n < deep:
-                admit_deep(value, "what this pattern captured")
+                given = admit_deep(value, "what this pattern captured")
             elif type(value) not in PLAIN:
-                admit(value, "what this pattern captured")
+                given = admit(value, "what this pattern captured")
+            else:
+                continue
+            if given is not value:  # admitted only as a stand-in, which a pattern cannot bind
+                raise _deny(
+                    f"capturing {type(value).__name__} in a pattern",
+                    "it is handed to snippets only through a guard; use it by name instead",
+                )
         return True
 
     def star(value: Any) -> Any:
@@ -608,7 +671,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if type(obj) in _WRITABLE_CONTAINERS:
             return obj
         if isinstance(obj, type) and classes.defined(obj):
-            return obj  # class attributes of the snippet's own classes (C.count += 1)
+            return _ClassWrites(obj)  # class attributes of its own classes (C.count += 1)
         if isinstance(obj, type):
             raise _deny(f"writing to {getattr(obj, '__name__', type(obj).__name__)}", "read-only")
         if classes.owns_instance(obj):

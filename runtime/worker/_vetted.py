@@ -38,7 +38,7 @@ import zoneinfo
 from collections.abc import Callable
 from typing import Any
 
-from runtime.worker import _audit
+from runtime.worker import _audit, _guards
 
 
 class Adoption:
@@ -351,6 +351,7 @@ def make_dataclass(
     if not all(type(key) is str for key in given):
         raise TypeError("make_dataclass(): namespace keys must be strings")
     given["__module__"] = "__main__"
+    _guards.check_namespace(cls_name, given)  # as a class statement's body is checked
     placeholder = not given.get("__doc__")
     if placeholder:
         given["__doc__"] = cls_name

@@ -701,6 +701,22 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "from outside the snippet",
         ),
+        "a builtin as a special method, called by an operator": Refusal(
+            "class X:\n    __add__ = type\nX() + tools",
+            "policy",
+            "a special method must be a function the snippet defines",
+        ),
+        "a builtin set as a special method after the class was made": Refusal(
+            "class X:\n    pass\nX.__eq__ = type\nX() == tools",
+            "policy",
+            "a special method must be a function the snippet defines",
+        ),
+        "a builtin as a special method of a made dataclass": Refusal(
+            "import dataclasses\n"
+            "A = dataclasses.make_dataclass('A', ['q'], namespace={'__add__': type})",
+            "policy",
+            "a special method must be a function the snippet defines",
+        ),
         "map of type into heapq": Refusal(
             "import heapq\nheapq.nsmallest(2, map(type, [tools, help]), key=id)",
             "policy",
@@ -717,6 +733,19 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         ),
     },
     "match patterns": {
+        "an isinstance hook in a made dataclass's namespace": Refusal(
+            "import abc, dataclasses\nA = dataclasses.make_dataclass('A', [('q', int)], "
+            "bases=(abc.ABC,), namespace={'__subclasshook__': classmethod(lambda c, s: True), "
+            "'__match_args__': ('__getattribute__',)})",
+            "policy",
+            "isinstance hooks are refused",
+        ),
+        "a capture of what is handed out only as a guarded stand-in": Refusal(
+            "class S(str):\n    __match_args__ = ('format',)\n"
+            "match S('{0.__class__}'):\n    case S(f):\n        f(1)",
+            "policy",
+            "it is handed to snippets only through a guard",
+        ),
         "an isinstance hook that makes a class pattern match anything": Refusal(
             "import abc\nclass M(abc.ABC):\n    __match_args__ = ('tb_frame',)\n"
             "    @classmethod\n    def __subclasshook__(cls, C):\n        return True",
