@@ -217,8 +217,42 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         """functools.cmp_to_key."""
         return ADOPTION.vet(functools.cmp_to_key(mycmp))
 
+    import itertools
+
+    checked = ADOPTION.checked
+
+    def starmap(function: Any, iterable: Any) -> Any:
+        """itertools.starmap; what a function from outside returns is checked."""
+        return itertools.starmap(checked(function), iterable)
+
+    def accumulate(iterable: Any, func: Any = None, *, initial: Any = None) -> Any:
+        """itertools.accumulate; what a function from outside returns is checked."""
+        return itertools.accumulate(iterable, checked(func), initial=initial)
+
+    def groupby(iterable: Any, key: Any = None) -> Any:
+        """itertools.groupby; the keys a function from outside makes are checked."""
+        return itertools.groupby(iterable, checked(key))
+
+    class defaultdict(collections.defaultdict):  # type: ignore[type-arg]
+        """collections.defaultdict; what a factory from outside makes is checked before it
+        is stored."""
+
+        def __missing__(self, key: Any) -> Any:
+            factory = self.default_factory
+            if factory is None:
+                raise KeyError(key)
+            value = checked(factory)()
+            self[key] = value
+            return value
+
+    defaultdict.__module__ = "collections"
+
     return {
         **vetted_makers(),
+        ("itertools", "starmap"): starmap,
+        ("itertools", "accumulate"): accumulate,
+        ("itertools", "groupby"): groupby,
+        ("collections", "defaultdict"): defaultdict,
         ("collections", "namedtuple"): namedtuple,
         ("functools", "lru_cache"): lru_cache,
         ("functools", "cmp_to_key"): cmp_to_key,

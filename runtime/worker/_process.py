@@ -152,6 +152,7 @@ class Prepared:
         ADOPTION.adopt, ADOPTION.vet = classes.adopt, admission.vet
         ADOPTION.getattr, ADOPTION.getitem = guards.builtins["getattr"], guards.getitem
         ADOPTION.owns = classes.owns
+        ADOPTION.admit = guards.admit
         return {
             "__builtins__": table,
             "__name__": "__main__",

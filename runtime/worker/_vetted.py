@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runtime.worker import _audit, _guards
+from runtime.worker._errors import PolicyError
 
 
 class Adoption:
@@ -53,6 +54,29 @@ class Adoption:
         self.getattr: Callable[..., Any] = getattr
         self.getitem: Callable[[Any, Any], Any] = lambda obj, key: obj[key]
         self.owns: Callable[[Any], bool] = lambda obj: False
+        self.admit: Callable[[Any], Any] = _refuse_until_set
+        """What a call made from C hands back, checked as a call's result is."""
+
+    def checked(self, func: Any) -> Any:
+        """``func``, or for a callable from outside the snippet one whose every result is
+        checked: C calls it (a factory, a key, ``starmap``'s function) and keeps what it returns
+        where no call guard sees it (``defaultdict(partial(type, tools))``)."""
+        if func is None or not callable(func) or self.owns(func):
+            return func
+        admit = self.admit
+
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            value = func(*args, **kwargs)
+            return value if type(value) in _PLAIN_RESULTS else admit(value)
+
+        return self.vet(checked)
+
+
+_PLAIN_RESULTS = frozenset({str, int, float, bool, type(None), bytes})
+
+
+def _refuse_until_set(value: Any) -> Any:
+    raise PolicyError("no value from outside is admitted before the worker's guards exist")
 
 
 ADOPTION = Adoption()
@@ -535,7 +559,14 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         """zoneinfo.available_timezones()."""
         return zones.available()
 
+    def field(*, default_factory: Any = dataclasses.MISSING, **options: Any) -> Any:
+        """dataclasses.field; what a default factory from outside makes is checked."""
+        if default_factory is not dataclasses.MISSING:
+            options["default_factory"] = ADOPTION.checked(default_factory)
+        return dataclasses.field(**options)
+
     return {
+        ("dataclasses", "field"): field,
         ("dataclasses", "dataclass"): dataclass,
         ("dataclasses", "make_dataclass"): make_dataclass,
         ("contextlib", "contextmanager"): contextmanager,

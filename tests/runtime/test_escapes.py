@@ -717,6 +717,29 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "a special method must be a function the snippet defines",
         ),
+        "a defaultdict whose factory hands out a runtime class": Refusal(
+            "import collections, functools\n"
+            "d = collections.defaultdict(functools.partial(type, tools))\nd[1]",
+            "policy",
+            "from outside the snippet",
+        ),
+        "a dataclass default factory handing out a runtime class": Refusal(
+            "import dataclasses, functools\n@dataclasses.dataclass\nclass E:\n"
+            "    x: object = dataclasses.field(default_factory=functools.partial(type, tools))\n"
+            "dataclasses.astuple(E())",
+            "policy",
+            "from outside the snippet",
+        ),
+        "starmap of type consumed by a slice assignment": Refusal(
+            "import itertools\nx = [0]\nx[0:1] = itertools.starmap(type, [(tools,)])\nx",
+            "policy",
+            "from outside the snippet",
+        ),
+        "starmap of type consumed by dict.fromkeys": Refusal(
+            "import itertools\ndict.fromkeys(itertools.starmap(type, [(tools,)]))",
+            "policy",
+            "from outside the snippet",
+        ),
         "map of type into heapq": Refusal(
             "import heapq\nheapq.nsmallest(2, map(type, [tools, help]), key=id)",
             "policy",
@@ -1009,3 +1032,15 @@ async def test_the_dict_of_an_object_from_outside_is_a_copy(fab: Fabric) -> None
     )
     assert result.ok, result.text
     assert result.value == [False, 1]
+
+
+async def test_a_refused_default_is_never_stored(fab: Fabric) -> None:
+    """defaultdict's factory result is checked before it is stored, not only when read."""
+    result = await fab.exec(
+        "import collections, functools\n"
+        "d = collections.defaultdict(functools.partial(type, tools))\n"
+        "try:\n    d[1]\nexcept PolicyError:\n    pass\n"
+        "counts = collections.defaultdict(int)\ncounts['a'] += 2\n"
+        "return list(d.values()), dict(counts), isinstance(counts, collections.defaultdict)"
+    )
+    assert result.ok and result.value == [[], {"a": 2}, True], result.text
