@@ -241,7 +241,7 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
             factory = self.default_factory
             if factory is None:
                 raise KeyError(key)
-            value = checked(factory)()
+            value = ADOPTION.result_of(factory)
             self[key] = value
             return value
 

@@ -71,6 +71,13 @@ class Adoption:
 
         return self.vet(checked)
 
+    def result_of(self, func: Any) -> Any:
+        """``func()``, checked as :meth:`checked` would (without making a wrapper)."""
+        value = func()
+        if type(value) in _PLAIN_RESULTS or self.owns(func):
+            return value
+        return self.admit(value)
+
 
 _PLAIN_RESULTS = frozenset({str, int, float, bool, type(None), bytes})
 
