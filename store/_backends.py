@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import cast
 
 from store._access import BANK_KEY, ResourceKind
-from store._blobs import ensure_dir, ensure_private_dir, unavailable
+from store._blobs import ensure_dir, ensure_private_dir, fsync_dir, unavailable
 from store._errors import AlreadyExists
 from store._names import check_name
 
@@ -327,7 +327,7 @@ class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend
             else:
                 _replace(tmp, path)
             if self.fsync:
-                _fsync_dir(self.root)
+                fsync_dir(self.root)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -342,7 +342,7 @@ class LocalDiskBackend(ContextPersistenceBackend, ContextResourceMetadataBackend
         except OSError as exc:
             raise unavailable(f"cannot delete {os.path.basename(path)}", exc) from None
         if self.fsync:
-            _fsync_dir(self.root)
+            fsync_dir(self.root)
         return True
 
 
@@ -411,14 +411,6 @@ def _flocked(path: str | Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _exists(key: str) -> AlreadyExists:

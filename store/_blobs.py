@@ -155,7 +155,7 @@ class BlobFiles:
             finally:
                 os.close(fd)
             os.rename(tmp, self.path(sha256))
-            _fsync_dir(folder)
+            fsync_dir(folder)
         except OSError as exc:
             _unlink_quietly(tmp)
             raise unavailable(f"cannot write a blob of {len(data)} bytes", exc) from None
@@ -351,7 +351,7 @@ def _corrupt(ref: str, sha256: str, why: str) -> IntegrityError:
     )
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(fd)

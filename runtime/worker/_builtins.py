@@ -11,40 +11,19 @@ make a class as a ``class`` statement does). ``open``, ``eval``, ``exec``, ``glo
 from __future__ import annotations
 
 import builtins
-import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from contract import BUILTINS
 from runtime.worker._errors import PolicyError, ToolError
 from runtime.worker._guards import Guards
-from runtime.worker._policy import FILENAME
+from runtime.worker._vetted import ADOPTION
 
 
 def _named(wrapper: Callable[..., Any], original: Callable[..., Any]) -> Callable[..., Any]:
     wrapper.__name__ = wrapper.__qualname__ = original.__name__
     wrapper.__doc__ = original.__doc__
     return wrapper
-
-
-_PLAIN_RESULTS = frozenset({str, int, float, bool, type(None), bytes})
-
-
-def _snippets_own(func: Any) -> bool:
-    """A function the snippet defined: what it returns is what the snippet held already."""
-    code = getattr(func, "__code__", None) if type(func) is types.FunctionType else None
-    return code is not None and code.co_filename == FILENAME
-
-
-def _results_admitted(func: Callable[..., Any], admit: Callable[[Any], Any]) -> Callable[..., Any]:
-    """``func`` whose every result is checked as a call's result is: ``map`` calls it from C,
-    where the call guard does not see what comes back (``map(type, [tools])``)."""
-
-    def checked(*args: Any) -> Any:
-        value = func(*args)
-        return value if type(value) in _PLAIN_RESULTS else admit(value)
-
-    return checked
 
 
 def guarded_builtins(guards: Guards) -> dict[str, Callable[..., Any]]:
@@ -77,9 +56,15 @@ def guarded_builtins(guards: Guards) -> dict[str, Callable[..., Any]]:
         return _named(wrapper, fn)
 
     def map_(*args: Any, **kwargs: Any) -> Iterator[Any]:
-        if args and callable(args[0]) and not _snippets_own(args[0]):
-            args = (_results_admitted(args[0], guards.admit), *args[1:])
+        if args:  # map calls a function from outside from C: its results are checked
+            args = (ADOPTION.checked(args[0]), *args[1:])
         return map(*args[:1], *(guarded_iter(i) for i in args[1:]), **kwargs)
+
+    def iter_(*args: Any) -> Iterator[Any]:
+        if len(args) == 2:  # iter(callable, sentinel): C calls it and hands on its results
+            args = (ADOPTION.checked(args[0]), args[1])
+        made: Iterator[Any] = iter(*args)
+        return made
 
     def filter_(*args: Any, **kwargs: Any) -> Iterator[Any]:
         if len(args) == 2:
@@ -102,6 +87,7 @@ def guarded_builtins(guards: Guards) -> dict[str, Callable[..., Any]]:
         "min": minmax(min),
         "max": minmax(max),
         "map": _named(map_, map),
+        "iter": _named(iter_, iter),
         "filter": _named(filter_, filter),
         "reversed": _named(reversed_, reversed),
     }

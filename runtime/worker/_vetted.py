@@ -60,7 +60,8 @@ class Adoption:
     def checked(self, func: Any) -> Any:
         """``func``, or for a callable from outside the snippet one whose every result is
         checked: C calls it (a factory, a key, ``starmap``'s function) and keeps what it returns
-        where no call guard sees it (``defaultdict(partial(type, tools))``)."""
+        where no call guard sees it (``defaultdict(partial(type, tools))``). The wrapper is not
+        vetted: a caller that lets the snippet read it back vets it itself."""
         if func is None or not callable(func) or self.owns(func):
             return func
         admit = self.admit
@@ -69,7 +70,7 @@ class Adoption:
             value = func(*args, **kwargs)
             return value if type(value) in _PLAIN_RESULTS else admit(value)
 
-        return self.vet(checked)
+        return checked
 
     def result_of(self, func: Any) -> Any:
         """``func()``, checked as :meth:`checked` would (without making a wrapper)."""
@@ -569,7 +570,7 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
     def field(*, default_factory: Any = dataclasses.MISSING, **options: Any) -> Any:
         """dataclasses.field; what a default factory from outside makes is checked."""
         if default_factory is not dataclasses.MISSING:
-            options["default_factory"] = ADOPTION.checked(default_factory)
+            options["default_factory"] = ADOPTION.vet(ADOPTION.checked(default_factory))
         return dataclasses.field(**options)
 
     return {

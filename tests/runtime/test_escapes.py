@@ -740,6 +740,12 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "from outside the snippet",
         ),
+        "iter(callable, sentinel) consumed by a slice assignment": Refusal(
+            "import functools, itertools\nx = [0]\n"
+            "x[0:1] = itertools.islice(iter(functools.partial(type, tools), 5), 1)\nx",
+            "policy",
+            "from outside the snippet",
+        ),
         "map of type into heapq": Refusal(
             "import heapq\nheapq.nsmallest(2, map(type, [tools, help]), key=id)",
             "policy",
