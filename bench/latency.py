@@ -1,6 +1,6 @@
 """Latency and throughput of the sandbox, side by side with plain CPython and peers.
 
-    python bench/latency.py [--quick]
+    python bench/latency.py [--quick] [--only SECTION ...]
 
 Prints one table per target: end-to-end latency of a trivial snippet on a warm runtime (beside
 pydantic-monty in a fresh session, when installed); the same with every isolation layer on,
@@ -9,7 +9,8 @@ each layer shows; bursts of calls that arrive before a spare is ready; the workl
 plain ``exec`` of the same code (and smolagents / monty when installed); provider round trips;
 the rate at which a 20 MB tool result enters the sandbox; how long the host's event loop
 stalls while a large result comes back; and an MCP tool (mcp-server-time) called from a snippet
-beside the same call made directly with the SDK client. Ratios are computed within this one run.
+beside the same call made directly with the SDK client. Ratios are computed within this one run;
+each section runs in an interpreter of its own, and each peer in a process of its own.
 """
 
 from __future__ import annotations
@@ -18,12 +19,16 @@ import argparse
 import asyncio
 import itertools
 import json
+import multiprocessing
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import textwrap
 import time
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -135,13 +140,42 @@ def smolagents_runner() -> Callable[[str], Any] | None:
     return run
 
 
-def peer_time(run: Callable[[str], Any] | None, code: str, repeat: int) -> str:
+PEERS: dict[str, Callable[[], Callable[[str], Any] | None]] = {
+    "smolagents": smolagents_runner,
+    "monty": monty_runner,
+}
+PEER_LIMIT_S = 60.0
+
+
+def _peer_child(kind: str, code: str, repeat: int, conn: Connection) -> None:
+    run = PEERS[kind]()
     if run is None:
-        return "not installed"
+        conn.send("not installed")
+        return
     try:
-        return f"{timed(lambda: run(code), repeat) * 1000:.1f} ms"
+        conn.send(f"{timed(lambda: run(code), repeat) * 1000:.1f} ms")
     except Exception as exc:
-        return f"error: {type(exc).__name__}: {str(exc)[:60]}"
+        conn.send(f"error: {type(exc).__name__}: {str(exc)[:60]}")
+
+
+def peer_time(kind: str, code: str, repeat: int) -> str:
+    """A peer's time for ``code``, measured in a process of its own that is killed after
+    ``PEER_LIMIT_S``: a peer that gives up on a timeout leaves its interpreter thread running,
+    and that thread would otherwise share the CPU with every measurement after it."""
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe(duplex=False)
+    child = context.Process(target=_peer_child, args=(kind, code, repeat, theirs), daemon=True)
+    child.start()
+    theirs.close()
+    try:
+        answer: str = ours.recv() if ours.poll(PEER_LIMIT_S) else f"over {PEER_LIMIT_S:.0f} s"
+        return answer
+    except EOFError:
+        return f"error: exited with {child.exitcode}"
+    finally:
+        child.kill()
+        child.join()
+        ours.close()
 
 
 async def trivial_latency(
@@ -197,8 +231,6 @@ async def bench_trivial(fab: Fabric, n: int) -> None:
 
 
 async def bench_workloads(fab: Fabric, repeat: int) -> None:
-    smol = smolagents_runner()
-    monty = monty_runner()
     table = Table(
         title="workloads: fabric end to end vs plain CPython exec of the same code "
         f"(each fabric run {TURN_S:g} s after the previous, as an agent's turns come)"
@@ -224,8 +256,8 @@ async def bench_workloads(fab: Fabric, repeat: int) -> None:
             f"{plain_s * 1000:.1f} ms",
             f"{fabric_s * 1000:.1f} ms",
             f"{fabric_s / plain_s:.2f}x",
-            peer_time(smol, expression_form, 1),
-            peer_time(monty, expression_form, 1),
+            peer_time("smolagents", expression_form, 1),
+            peer_time("monty", expression_form, 1),
         )
     console.print(table)
     console.print("target: fabric at most 1.15x plain exec\n")
@@ -556,28 +588,45 @@ async def bench_mcp(workspace: Path, rounds: int, gap_s: float = TURN_S) -> None
     )
 
 
-async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--only", choices=["mcp"], help="run only this section")
-    args = parser.parse_args()
-    if args.only == "mcp":
-        with tempfile.TemporaryDirectory() as tmp:
-            await bench_mcp(Path(tmp), 5 if args.quick else 20)
-        return
-    n, repeat = (100, 3) if args.quick else (400, 5)
+SECTIONS = ("trivial", "workloads", "layers", "bursts", "providers", "stall", "mcp")
+
+
+async def run_section(name: str, quick: bool) -> None:
+    n, repeat = (100, 3) if quick else (400, 5)
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
-        async with Fabric(workspace=workspace, limits=Limits(timeout_s=120, memory_mb=2048)) as fab:
-            await asyncio.sleep(0.2)
-            await bench_trivial(fab, n)
-            await bench_workloads(fab, repeat)
-        await bench_layers(n // 2)
-        await bench_bursts(8 if args.quick else 20)
-        await bench_providers(workspace, 2000)
-        await bench_stall(workspace)
-        await bench_mcp(workspace, 5 if args.quick else 20)
+        if name in ("trivial", "workloads"):
+            limits = Limits(timeout_s=120, memory_mb=2048)
+            async with Fabric(workspace=workspace, limits=limits) as fab:
+                await asyncio.sleep(0.2)
+                await (bench_trivial(fab, n) if name == "trivial" else bench_workloads(fab, repeat))
+        elif name == "layers":
+            await bench_layers(n // 2)
+        elif name == "bursts":
+            await bench_bursts(8 if quick else 20)
+        elif name == "providers":
+            await bench_providers(workspace, 2000)
+        elif name == "stall":
+            await bench_stall(workspace)
+        else:
+            await bench_mcp(workspace, 5 if quick else 20)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--only", choices=SECTIONS, action="append", help="run only this section")
+    args = parser.parse_args()
+    if args.only and len(args.only) == 1:
+        asyncio.run(run_section(args.only[0], args.quick))
+        console.file.flush()
+        os._exit(0)  # a peer's leftover threads never hold the section open
+    # Each section in an interpreter of its own: nothing one leaves behind (workers still
+    # exiting, a peer's imports and threads) shares the machine with the next.
+    for name in args.only or SECTIONS:
+        command = [sys.executable, __file__, "--only", name] + (["--quick"] if args.quick else [])
+        subprocess.run(command, check=True)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    main()

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 from runtime.worker._errors import PolicyError
+
+Hook = Callable[[str, tuple[Any, ...]], None]
 
 _REFUSED = frozenset(
     {
@@ -81,28 +84,35 @@ _REFUSED_PREFIXES = (
     "_posixsubprocess.",
 )
 
-_trust = 0
+
+def _trust_and_hook() -> tuple[Callable[[], AbstractContextManager[None]], Hook]:
+    """The hook and the one way to make it trust. The trust count lives in their closure, not
+    in a module attribute, so no write to this module (``_audit._trust = 1``) turns it off."""
+    depth = 0
+
+    @contextlib.contextmanager
+    def trusted() -> Iterator[None]:
+        """The worker's own audited operations (never snippet code) run inside this."""
+        nonlocal depth
+        depth += 1
+        try:
+            yield
+        finally:
+            depth -= 1
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if depth:
+            return
+        if event in _REFUSED or event.startswith(_REFUSED_PREFIXES):
+            raise PolicyError(
+                f"the sandbox refuses {event!r}: snippets reach files, processes, the network "
+                "and other modules only through providers (tools.*, mcp.*, ctx.*)"
+            )
+
+    return trusted, hook
 
 
-@contextlib.contextmanager
-def trusted() -> Iterator[None]:
-    """The worker's own audited operations (never snippet code) run inside this."""
-    global _trust
-    _trust += 1
-    try:
-        yield
-    finally:
-        _trust -= 1
-
-
-def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if _trust:
-        return
-    if event in _REFUSED or event.startswith(_REFUSED_PREFIXES):
-        raise PolicyError(
-            f"the sandbox refuses {event!r}: snippets reach files, processes, the network and "
-            "other modules only through providers (tools.*, mcp.*, ctx.*)"
-        )
+trusted, _hook = _trust_and_hook()
 
 
 _installed = False

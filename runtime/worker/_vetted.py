@@ -91,8 +91,11 @@ ADOPTION = Adoption()
 
 _real_create_fn = dataclasses._create_fn  # type: ignore[attr-defined]
 
-_MADE: weakref.WeakSet[type] = weakref.WeakSet()
-"""The dataclasses the facade made: the only bases whose fields a new dataclass inherits."""
+_MADE: weakref.WeakKeyDictionary[type, types.MappingProxyType[str, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+"""The dataclasses the facade made, each with the read-only view of its fields it was given:
+the only bases whose fields a new dataclass inherits."""
 _BUILDING: list[frozenset[str]] = []
 """The checked field names of the dataclass the facade is building (innermost last)."""
 
@@ -246,7 +249,9 @@ def _identifier(name: object, what: str) -> str:
 
 def _adopted_dataclass(cls: type) -> type:
     ADOPTION.adopt(cls)
-    _MADE.add(cls)
+    fields = types.MappingProxyType(vars(cls)[_FIELDS])  # fields(), asdict() and replace() read
+    type.__setattr__(cls, _FIELDS, fields)  # it; a snippet can no longer add to it
+    _MADE[cls] = fields
     for value in vars(cls).values():
         function = getattr(value, "__func__", value)
         inner = getattr(function, "__wrapped__", function)  # __repr__ is wrapped once more
@@ -274,7 +279,7 @@ def _inherited_fields(bases: tuple[type, ...]) -> set[str]:
                     "dataclasses.dataclass did not make; decorate the base class instead"
                 )
             fields = vars(klass)[_FIELDS]
-            if type(fields) is not dict:
+            if fields is not _MADE[klass]:
                 raise TypeError(f"dataclass(): the fields of {klass.__name__} were replaced")
             for key, field in fields.items():
                 name = _identifier(key, "dataclass field names")

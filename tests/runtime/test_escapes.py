@@ -431,8 +431,16 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "a forged key in a made dataclass's fields": Refusal(
             MADE + f"D.__dataclass_fields__[{INJECTED!r}] = dataclasses.fields(D)[0]\n"
             "@dataclasses.dataclass\nclass E(D):\n    y: int = 2\nrepr(E())",
+            "policy",
+            "attribute '__dataclass_fields__' is a class namespace from outside the snippet",
+        ),
+        "a made dataclass's fields replaced by a copy": Refusal(
+            MADE + "fs = {f.name: f for f in dataclasses.fields(D)}\n"
+            f"fs[{INJECTED!r}] = dataclasses.fields(D)[0]\n"
+            "D.__dataclass_fields__ = fs\n"
+            "@dataclasses.dataclass\nclass E(D):\n    y: int = 2\nrepr(E())",
             "runtime",
-            "dataclass field names must be identifiers",
+            "the fields of D were replaced",
         ),
         "a made field renamed": Refusal(
             MADE + FIELD + f"f.name = {INJECTED!r}",
