@@ -153,6 +153,7 @@ class Prepared:
         ADOPTION.getattr, ADOPTION.getitem = guards.builtins["getattr"], guards.getitem
         ADOPTION.owns = classes.owns
         ADOPTION.admit = guards.admit
+        ADOPTION.make_class = classes.metaclass
         return {
             "__builtins__": table,
             "__name__": "__main__",
@@ -257,8 +258,10 @@ def _keep_variables(
     """``result`` with the snippet's top-level plain-data variables (its main's locals, and
     the globals its functions bound), and a note naming those dropped (persistVariables)."""
     try:
-        with _audit.trusted():
-            scope = {k: v for k, v in glb.items() if not k.startswith("_")} | frame.f_locals
+        with _audit.trusted():  # the frame's read alone: no snippet code runs in the window
+            frame_locals = frame.f_locals
+        scope = {k: v for k, v in glb.items() if type(k) is str and not k.startswith("_")}
+        scope.update(frame_locals)
         kept, _, note = _variables.collect(scope, max_bytes, (Facade, Namespace))
     except MemoryError:  # the result must still leave
         kept, note = {}, "persistVariables: nothing kept: measuring the variables ran out of memory"

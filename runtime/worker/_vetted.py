@@ -15,7 +15,9 @@ keep from it, or would be refused by them:
 - ``copy.copy`` and ``deepcopy`` refuse a class of the snippet's with its own reduce hook (it
   could name any constructor to rebuild with, and state to write past the write guard) and the
   runtime's own objects (facades, provider proxies);
-- ``zoneinfo.ZoneInfo`` answers from zones loaded before the worker locks its filesystem.
+- ``zoneinfo.ZoneInfo`` answers from zones loaded before the worker locks its filesystem;
+- enum's functional API makes its class through the snippet's ``class`` statement path, and
+  ``ContextDecorator.__call__`` vets the wrapper it makes (both patched in the zygote).
 
 The guards they use are those of the running execution, reached through :data:`ADOPTION`.
 """
@@ -26,6 +28,7 @@ import ast
 import contextlib
 import copy
 import dataclasses
+import enum
 import inspect
 import io
 import keyword
@@ -56,6 +59,8 @@ class Adoption:
         self.owns: Callable[[Any], bool] = lambda obj: False
         self.admit: Callable[[Any], Any] = _refuse_until_set
         """What a call made from C hands back, checked as a call's result is."""
+        self.make_class: Callable[..., type] | None = None
+        """What a snippet's ``class`` statement calls: checks the namespace, adopts the class."""
 
     def checked(self, func: Any) -> Any:
         """``func``, or for a callable from outside the snippet one whose every result is
@@ -232,11 +237,102 @@ def _caller(depth: int = 1, default: str = "__main__") -> str:
     return default
 
 
+_real_enum_create = enum.EnumType._create_  # type: ignore[attr-defined]
+
+
+def _enum_members(names: Any) -> tuple[list[str], list[tuple[str, Any]]]:
+    """The member names of ``Enum('Name', names)`` as plain data: a string of names, a list or
+        tuple of names or of (name, value) pairs, or a dict; every name an identifier that is not
+        special or one of enum's own (``_missing_``), as a class statement's would be. The names
+    come back alone (enum gives them values) or paired with their values."""
+    if type(names) is str:
+        names = names.replace(",", " ").split()
+    if type(names) is dict:
+        names = list(names.items())
+    if type(names) not in (list, tuple):
+        raise TypeError("Enum(): names must be a string, a list, a tuple or a dict")
+    if names and all(type(name) is str for name in names):
+        return [_member_name(name) for name in names], []
+    pairs = []
+    for item in names:
+        if type(item) not in (list, tuple) or len(item) != 2:
+            raise TypeError("Enum(): each member must be a name or a (name, value) pair")
+        pairs.append((_member_name(item[0]), item[1]))
+    return [], pairs
+
+
+def _member_name(name: object) -> str:
+    member = _identifier(name, "Enum member names")
+    if member.startswith("_") and member.endswith("_"):
+        raise TypeError(f"Enum member names cannot be enum's own names such as {member!r}")
+    return member
+
+
+def _enum_create(
+    cls: Any,
+    class_name: Any,
+    names: Any,
+    *,
+    module: Any = None,
+    qualname: Any = None,
+    type: Any = None,
+    start: Any = 1,
+    boundary: Any = None,
+) -> Any:
+    """``EnumType._create_``, the functional API (``Enum('Color', 'RED GREEN')``), for the
+    facade: the class is made as the snippet's ``class`` statement would make it (its
+    namespace checked, the class the snippet's own), with no frame walk for the caller's
+    module (a snippet's module is ``__main__``). Outside a worker it is the real one."""
+    make = ADOPTION.make_class
+    if make is None:
+        return _real_enum_create.__func__(
+            cls,
+            class_name,
+            names,
+            module=module,
+            qualname=qualname,
+            type=type,
+            start=start,
+            boundary=boundary,
+        )
+    if builtins_type(class_name) is not str:
+        raise TypeError("Enum(): the class name must be a string")
+    bases = (cls,) if type is None else (type, cls)
+    namespace = make.__prepare__(class_name, bases)  # type: ignore[attr-defined]
+    listed, pairs = _enum_members(names)
+    last: list[Any] = []
+    for count, name in enumerate(listed):
+        value = bases[-1]._generate_next_value_(name, start, count, last[:])
+        last.append(value)
+        namespace[name] = value
+    for name, value in pairs:
+        namespace[name] = value
+    namespace["__module__"] = module if builtins_type(module) is str else "__main__"
+    if builtins_type(qualname) is str:
+        namespace["__qualname__"] = qualname
+    options = {} if boundary is None else {"boundary": boundary}
+    return make(class_name, bases, namespace, **options)
+
+
+builtins_type = type
+
+_real_decorator_call = contextlib.ContextDecorator.__call__
+
+
+def _decorator_call(self: Any, func: Any) -> Any:
+    """``ContextDecorator.__call__`` (``@my_context()`` on a function): the wrapper it makes
+    is vetted, and calls a function from outside only through a check of what it returns."""
+    return ADOPTION.vet(_real_decorator_call(self, ADOPTION.checked(func)))
+
+
 def patch_stdlib() -> None:
     """In the process that builds the facades (the zygote, whose workers run snippets; never
-    the host): dataclasses' ``exec`` trusted, typing's frame walk gone."""
+    the host): dataclasses' ``exec`` trusted, typing's and enum's frame walks gone, the
+    wrapper a context decorator makes vetted."""
     dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
     typing._caller = _caller  # type: ignore[attr-defined]
+    enum.EnumType._create_ = _enum_create  # type: ignore[attr-defined]
+    contextlib.ContextDecorator.__call__ = _decorator_call  # type: ignore[method-assign]
 
 
 def _identifier(name: object, what: str) -> str:

@@ -368,6 +368,24 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             '"__del__" cannot be defined',
         ),
+        "a special name as a functional enum's member": Refusal(
+            "import enum\nenum.Enum('C', [('__subclasshook__', classmethod(lambda c, o: True))])",
+            "runtime",
+            "Enum member names cannot be special names such as '__subclasshook__'",
+        ),
+        "enum's own hook as a functional enum's member": Refusal(
+            "import enum\nC = enum.Enum('C', [('_missing_', type)])\nC(tools)",
+            "runtime",
+            "Enum member names cannot be enum's own names such as '_missing_'",
+        ),
+        "a context decorator around a builtin": Refusal(
+            "import contextlib\nclass T(contextlib.ContextDecorator):\n"
+            "    def __enter__(self):\n        return self\n"
+            "    def __exit__(self, *exc):\n        return False\n"
+            "h = T()(type)\nh(tools)",
+            "policy",
+            "the class runtime.worker._channel.Namespace from outside the snippet",
+        ),
         "__repr__ running in the host": Refusal(
             "class X:\n    def __repr__(self):\n        " + ESCAPE + "\nreturn X()",
             "runtime",

@@ -269,6 +269,12 @@ CASES: dict[str, str] = {
         "[Color.RED.name, Color(2).name, [c.value for c in Color], list(Color.__members__), "
         "int(F.A | F.B), Color['GREEN'].value]"
     ),
+    "enum's functional API": (
+        "import enum\nC = enum.Enum('C', 'RED GREEN')\nD = enum.IntEnum('D', [('A', 5), ('B', 7)])\n"
+        "E = enum.Enum('E', {'X': 'x'}, module='m', qualname='Q.E')\n"
+        "[[c.name for c in C], C.RED.value, D.B + 1, E.X.value, repr(C.GREEN), E.__module__, "
+        "E.__qualname__, C.__module__]"
+    ),
     "csv over a string": (
         "import csv, io\nrows = list(csv.DictReader(io.StringIO('a,b\\n1,2\\n3,4\\n')))\n"
         "out = io.StringIO()\nw = csv.writer(out)\nw.writerows([['x', 'y'], [1, 'a,b']])\n"
@@ -303,6 +309,14 @@ CASES: dict[str, str] = {
         "    log.append('-' + tag)\n"
         "with ExitStack() as stack:\n    a = stack.enter_context(cm('a'))\n"
         "with suppress(KeyError):\n    {}['x']\n[a, log]"
+    ),
+    "context managers as decorators": (
+        "import contextlib\nlog = []\nclass T(contextlib.ContextDecorator):\n"
+        "    def __enter__(self):\n        log.append('in')\n        return self\n"
+        "    def __exit__(self, *exc):\n        log.append('out')\n        return False\n"
+        "@T()\ndef f(x):\n    return x + 1\n"
+        "@contextlib.contextmanager\ndef cm():\n    log.append('a')\n    yield\n    log.append('b')\n"
+        "@cm()\ndef g():\n    return 'g'\n[f(1), g(), f.__name__, log]"
     ),
     "abc": (
         "import abc\nclass A(abc.ABC):\n    @abc.abstractmethod\n    def f(self): ...\n"
