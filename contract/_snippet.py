@@ -350,6 +350,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
     "typing": (
         "Annotated",
+        "NamedTuple",
         "Any",
         "AnyStr",
         "AbstractSet",

@@ -147,7 +147,15 @@ def _vetted_metaclasses() -> frozenset[type]:
 
 VETTED_METACLASSES = _vetted_metaclasses()
 """The metaclasses a snippet's class may get from its bases: ``type``, and those of ``abc``,
-``enum`` and ``typing``'s protocols and typed dicts. A snippet never names a metaclass."""
+``enum`` and ``typing``'s protocols and typed dicts, and the sandbox's own (see
+:func:`admit_metaclass`). A snippet never names a metaclass."""
+
+
+def admit_metaclass(meta: type) -> None:
+    """Let a class statement's bases give it ``meta``, a metaclass the sandbox defines (the
+    facade's ``typing.NamedTuple``)."""
+    global VETTED_METACLASSES
+    VETTED_METACLASSES = VETTED_METACLASSES | {meta}
 
 
 class _ClassStatement:

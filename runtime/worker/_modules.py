@@ -51,7 +51,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 from contract import MODULES, NEVER
-from runtime.worker import _audit
+from runtime.worker import _audit, _guards
 from runtime.worker._vetted import ADOPTION, vetted_makers
 
 VETTED: dict[str, tuple[str, ...]] = {m: names for m, names in MODULES.items() if m != "asyncio"}
@@ -176,6 +176,13 @@ def _asyncio_facade() -> Facade:
     return Facade("asyncio", {name: made[name] for name in MODULES["asyncio"]})
 
 
+_NAMED_TUPLE_PROHIBITED = frozenset(
+    {"__new__", "__init__", "__slots__", "__getnewargs__", "_fields", "_field_defaults"}
+    | {"_make", "_replace", "_asdict", "_source"}
+)
+_NAMED_TUPLE_SPECIAL = frozenset({"__module__", "__name__", "__annotations__"})
+
+
 def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
     """Facade members that return new classes or functions, wrapped to register them."""
     import collections
@@ -204,6 +211,58 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
             if isinstance(function, types.FunctionType):
                 ADOPTION.vet(function)
         return ADOPTION.adopt(made)
+
+    class NamedTupleMeta(type):
+        """What a snippet's ``class P(NamedTuple)`` is made by: typing's rules (annotated
+        fields, defaults after them, methods and docs kept), on the facade's namedtuple. The
+        class body was checked as every class statement's is."""
+
+        def __new__(mcls, typename: str, bases: tuple[type, ...], namespace: Any) -> Any:
+            if bases != (NamedTupleBase,):
+                raise TypeError("can only inherit from a NamedTuple type")
+            annotations = namespace.get("__annotations__", {})
+            if type(annotations) is not dict:
+                raise TypeError("NamedTuple: __annotations__ must be a plain dict")
+            defaults: list[str] = []
+            for field in annotations:
+                if field in namespace:
+                    defaults.append(field)
+                elif defaults:
+                    raise TypeError(
+                        f"Non-default namedtuple field {field} cannot follow default "
+                        f"field{'s' if len(defaults) > 1 else ''} {', '.join(defaults)}"
+                    )
+            made = _named(typename, annotations, [namespace[n] for n in defaults])
+            for key, value in namespace.items():
+                if key in _NAMED_TUPLE_PROHIBITED:
+                    raise AttributeError("Cannot overwrite NamedTuple attribute " + key)
+                if key not in _NAMED_TUPLE_SPECIAL and key not in vars(made)["_fields"]:
+                    type.__setattr__(made, key, value)
+            return made
+
+    NamedTupleBase = type.__new__(NamedTupleMeta, "NamedTuple", (), {})
+    _guards.admit_metaclass(NamedTupleMeta)
+
+    def _named(typename: Any, annotations: dict[Any, Any], defaults: list[Any]) -> type:
+        made = namedtuple(typename, list(annotations), defaults=defaults)
+        made.__module__ = "__main__"
+        type.__setattr__(made, "__annotations__", dict(annotations))
+        return made
+
+    def NamedTuple(typename: str, fields: Any = None, /, **kwargs: Any) -> type:
+        """typing.NamedTuple: ``NamedTuple('P', [('x', int)])``, or a base class."""
+        if fields is None:
+            fields = list(kwargs.items())
+        elif kwargs:
+            raise TypeError(
+                "Either list of fields or keywords can be provided to NamedTuple, not both"
+            )
+        pairs = [tuple(pair) for pair in fields]
+        if not all(len(pair) == 2 for pair in pairs):
+            raise TypeError("NamedTuple: each field must be a (name, type) pair")
+        return _named(typename, dict(pairs), [])
+
+    NamedTuple.__mro_entries__ = lambda bases: (NamedTupleBase,)  # type: ignore[attr-defined]
 
     def overload(func: Callable[..., Any]) -> Any:
         """typing.overload."""
@@ -257,6 +316,7 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         ("functools", "lru_cache"): lru_cache,
         ("functools", "cmp_to_key"): cmp_to_key,
         ("typing", "overload"): overload,
+        ("typing", "NamedTuple"): NamedTuple,
     }
 
 

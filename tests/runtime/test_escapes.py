@@ -368,6 +368,18 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             '"__del__" cannot be defined',
         ),
+        "an isinstance hook in a NamedTuple's body": Refusal(
+            "from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n"
+            "    __subclasshook__ = classmethod(lambda c, o: True)",
+            "policy",
+            "class P defining __subclasshook__ is not allowed",
+        ),
+        "a builtin as a NamedTuple's special method": Refusal(
+            "from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n    __add__ = type\n"
+            "P(1) + tools",
+            "policy",
+            "class P's __add__ = type is not allowed",
+        ),
         "a special name as a functional enum's member": Refusal(
             "import enum\nenum.Enum('C', [('__subclasshook__', classmethod(lambda c, o: True))])",
             "runtime",

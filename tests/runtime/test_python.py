@@ -269,6 +269,21 @@ CASES: dict[str, str] = {
         "[Color.RED.name, Color(2).name, [c.value for c in Color], list(Color.__members__), "
         "int(F.A | F.B), Color['GREEN'].value]"
     ),
+    "typing.NamedTuple": (
+        "from typing import NamedTuple\nclass P(NamedTuple):\n    'a point'\n    x: int\n"
+        "    y: int = 2\n    def norm(self):\n        return self.x + self.y\n"
+        "    def __repr__(self):\n        return f'P<{self.x},{self.y}>'\n"
+        "p = P(1)\nQ = NamedTuple('Q', [('a', int)])\nR = NamedTuple('R', b=str)\n"
+        "[p, repr(p), p._asdict(), p.norm(), P.__doc__, P.__annotations__ == {'x': int, 'y': int}, "
+        "Q(3).a, R('z').b, P.__module__, P._fields, p._replace(x=5), isinstance(p, tuple)]"
+    ),
+    "typing.NamedTuple's rules": (
+        "from typing import NamedTuple\nerrors = []\n"
+        "try:\n    class P(NamedTuple):\n        x: int = 1\n        y: int\n"
+        "except TypeError as e:\n    errors.append(str(e))\n"
+        "try:\n    class S(NamedTuple):\n        x: int\n        _fields = 3\n"
+        "except AttributeError as e:\n    errors.append(str(e))\nerrors"
+    ),
     "enum's functional API": (
         "import enum\nC = enum.Enum('C', 'RED GREEN')\nD = enum.IntEnum('D', [('A', 5), ('B', 7)])\n"
         "E = enum.Enum('E', {'X': 'x'}, module='m', qualname='Q.E')\n"
