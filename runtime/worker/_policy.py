@@ -244,6 +244,35 @@ class SnippetPolicy(RestrictingNodeTransformer):
         if name in RESERVED_NAMES:
             self.error(node, f'"{name}" is a reserved name: the sandbox uses it.')
 
+    def gen_tmp_name(self) -> str:
+        """A temporary of the rewriting (``with f() as (a, b)``, a chained unpacking) that no
+        snippet can spell: a dot is not in identifiers, so a snippet's own ``_tmp0`` is never
+        overwritten or deleted by it."""
+        name = f"_tmp.{self._tmp_idx}"
+        self._tmp_idx += 1
+        return name
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        """``a, b = c, d = f()`` evaluates ``f()`` once, as CPython does (RestrictedPython
+        would call it once per target, right to left): the value goes to a temporary, then to
+        each target from the left."""
+        if len(node.targets) < 2 or not any(
+            isinstance(t, ast.Tuple | ast.List) for t in node.targets
+        ):
+            return super().visit_Assign(node)
+        held = self.gen_tmp_name()
+        first = ast.Assign(targets=[ast.Name(held, ast.Store())], value=node.value)
+        steps: list[ast.stmt] = [ast.copy_location(first, node)]
+        for target in node.targets:
+            each = ast.Assign(targets=[target], value=ast.Name(held, ast.Load()))
+            steps.append(ast.copy_location(each, node))
+        steps.append(ast.copy_location(ast.Delete(targets=[ast.Name(held, ast.Del())]), node))
+        out: list[Any] = []
+        for step in steps:
+            visited = self.visit(step)
+            out.extend(visited if isinstance(visited, list) else [visited])
+        return out
+
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         """``a.b`` becomes ``_getattr_(a, "b")``, ``a._b`` ``_getattr_private_(a, "_b")``
         (checked against what ``a`` is), ``a.b = c`` ``_write_(a).b = c``."""
@@ -397,7 +426,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
         for n, item in enumerate(node.items):
             target = item.optional_vars
             if isinstance(target, ast.Attribute | ast.Subscript):
-                held = f"_with_value_{n}_"
+                held = f"_with.{n}"  # no snippet can spell it
                 item.optional_vars = ast.copy_location(ast.Name(held, ast.Store()), target)
                 check = ast.Assign(
                     targets=[target],

@@ -49,6 +49,18 @@ CASES: dict[str, str] = {
     "too few values to unpack": "a, b, c = iter([1, 2])",
     "starred unpacking": "a, *b, c = iter(range(5))\n[a, b, c]",
     "nested unpacking": "(a, (b, c)), d = [(1, iter([2, 3])), 4]\n[a, b, c, d]",
+    "a chained unpacking evaluates its value once, targets from the left": (
+        "n = []\ndef f():\n    n.append(1)\n    return (1, 2)\na, b = c, d = f()\n"
+        "x = [y, z] = f()\ndef g():\n    a, b = c = iter([1, 2])\n    return a, b, list(c)\n"
+        "class T:\n    pass\nt = T()\nt.x, t.y = t.z = (1, 2)\n"
+        "[len(n), a, b, c, d, x, y, z, g(), t.x, t.z]"
+    ),
+    "the rewriting's temporaries never meet a snippet's names": (
+        "import contextlib\n_tmp0 = 'mine'\n_with_value_0_ = 'also'\nclass C:\n    pass\nc = C()\n"
+        "with contextlib.nullcontext((1, 2)) as (a, b):\n    pass\n"
+        "with contextlib.nullcontext(5) as c.v:\n    pass\n"
+        "for p, q in [(3, 4)]:\n    pass\n[_tmp0, _with_value_0_, a, b, c.v, p, q]"
+    ),
     "qualified names as CPython gives them": (
         "class C:\n    def m(self):\n        return 1\n"
         "def f():\n    def g():\n        pass\n    return g\n"
