@@ -39,7 +39,7 @@ import typing
 import weakref
 import zoneinfo
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from runtime.worker import _audit, _guards
 from runtime.worker._errors import PolicyError
@@ -633,40 +633,45 @@ def _zone_files() -> dict[str, bytes]:
     return files
 
 
-class Zones:
-    """``zoneinfo.ZoneInfo(key)`` from the zone files read when the facades were built; each
-    zone is parsed on first use and kept, so the same key gives the same object."""
+class ZoneInfo(zoneinfo.ZoneInfo):
+    """``zoneinfo.ZoneInfo`` for snippets: ``ZoneInfo(key)`` answers from the zone files read
+    when the facades were built (a locked worker opens no files), each parsed on first use and
+    kept, so the same key gives the same object; ``isinstance(z, zoneinfo.ZoneInfo)`` holds.
+    Its loaders that read files (``no_cache``) meet the audit hook and the kernel."""
 
-    def __init__(self) -> None:
-        self._files = _zone_files()
-        self._zones: dict[str, zoneinfo.ZoneInfo] = {}
+    _files: ClassVar[dict[str, bytes]] = {}
+    _zones: ClassVar[dict[str, zoneinfo.ZoneInfo]] = {}
 
-    def __call__(self, key: str) -> zoneinfo.ZoneInfo:
-        found = self._zones.get(key) if type(key) is str else None
+    def __new__(cls, key: str) -> ZoneInfo:
+        found = ZoneInfo._zones.get(key) if type(key) is str else None
         if found is not None:
-            return found
-        data = self._files.get(key) if type(key) is str else None
+            return found  # type: ignore[return-value]
+        data = ZoneInfo._files.get(key) if type(key) is str else None
         if data is None:
             raise zoneinfo.ZoneInfoNotFoundError(f"No time zone found with key {key}")
-        zone = self._zones[key] = zoneinfo.ZoneInfo.from_file(io.BytesIO(data), key=key)
+        # always this class's own (a snippet's subclass never fills the shared cache)
+        zone = ZoneInfo._zones[key] = ZoneInfo.from_file(io.BytesIO(data), key=key)
         return zone
 
-    def available(self) -> set[str]:
-        return set(self._files)
+    def __repr__(self) -> str:
+        return f"zoneinfo.ZoneInfo(key={self.key!r})"
+
+    @staticmethod
+    def available() -> set[str]:
+        return set(ZoneInfo._files)
+
+
+ZoneInfo.__module__ = "zoneinfo"
 
 
 def vetted_makers() -> dict[tuple[str, str], Any]:
     """The members above, by module and name (for the facades: patches the stdlib first)."""
     patch_stdlib()
-    zones = Zones()
-
-    def ZoneInfo(key: str) -> zoneinfo.ZoneInfo:  # the name zoneinfo gives it
-        """zoneinfo.ZoneInfo(key), from the zones loaded before the worker was locked."""
-        return zones(key)
+    ZoneInfo._files = _zone_files()
 
     def available_timezones() -> set[str]:
         """zoneinfo.available_timezones()."""
-        return zones.available()
+        return ZoneInfo.available()
 
     def field(*, default_factory: Any = dataclasses.MISSING, **options: Any) -> Any:
         """dataclasses.field; what a default factory from outside makes is checked."""

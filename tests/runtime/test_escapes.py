@@ -647,10 +647,15 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "a format field walking to globals": Refusal(
             "def f():\n    pass\n'{0.__globals__}'.format(f)", "policy", PRIVATE
         ),
-        "zoneinfo's real class": Refusal(
-            "import zoneinfo\nzoneinfo.ZoneInfo('UTC').__class__",
+        "zoneinfo's real class, as the base of the facade's": Refusal(
+            "import zoneinfo\nzoneinfo.ZoneInfo('UTC').__class__.__bases__[0]('UTC')",
             "policy",
-            "the class zoneinfo.ZoneInfo from outside",
+            "attribute '__bases__' is the class zoneinfo.ZoneInfo from outside",
+        ),
+        "zoneinfo's real class, in a subclass's mro": Refusal(
+            "import zoneinfo\nclass Z(zoneinfo.ZoneInfo):\n    pass\nZ.__mro__[2]('UTC')",
+            "policy",
+            "this item is the class zoneinfo.ZoneInfo from outside",
         ),
         "assigning __class__ to a vetted class": Refusal(
             "import textwrap\nclass C:\n    pass\nc = C()\nc.__class__ = textwrap.TextWrapper",

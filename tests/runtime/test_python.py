@@ -328,7 +328,8 @@ CASES: dict[str, str] = {
         "import time, zoneinfo, datetime\n"
         "t = datetime.datetime(2024, 7, 1, tzinfo=zoneinfo.ZoneInfo('Europe/Paris'))\n"
         "[time.monotonic() > 0, time.perf_counter() > 0, str(t.utcoffset()), "
-        "time.strftime('%Y', time.gmtime(0))]"
+        "time.strftime('%Y', time.gmtime(0)), isinstance(t.tzinfo, zoneinfo.ZoneInfo), "
+        "repr(t.tzinfo), t.tzinfo is zoneinfo.ZoneInfo('Europe/Paris')]"
     ),
     "contextlib": (
         "from contextlib import contextmanager, suppress, ExitStack\nlog = []\n"
