@@ -14,6 +14,7 @@ of it.
 from __future__ import annotations
 
 import contextlib
+import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
@@ -94,11 +95,15 @@ def _trust_and_hook() -> tuple[Callable[[], AbstractContextManager[None]], Hook]
     def trusted() -> Iterator[None]:
         """The worker's own audited operations (never snippet code) run inside this."""
         nonlocal depth
+        collecting = gc.isenabled()
+        gc.disable()  # a collection here would run a snippet's finalizers while trusted
         depth += 1
         try:
             yield
         finally:
             depth -= 1
+            if collecting and not depth:
+                gc.enable()
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if depth:

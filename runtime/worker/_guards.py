@@ -116,7 +116,8 @@ class SnippetClasses:
         return cls
 
     def defined(self, cls: type) -> bool:
-        return any(id(klass) in self._ids for klass in cls.__mro__)
+        # never through ``object`` (the last of every mro): it is no snippet's class
+        return any(id(klass) in self._ids for klass in cls.__mro__[:-1])
 
     def owns_instance(self, obj: Any) -> bool:
         return self.defined(type(obj))
@@ -214,6 +215,12 @@ def check_class_value(name: str, key: str, value: Any) -> None:
     """A special method of a snippet's class is a function the snippet defined (or a
     classmethod, staticmethod or property of one), ``None``, or data: Python calls it natively,
     so a builtin or a function from outside there (``__add__ = type``) would run unchecked."""
+    if key == "__del__":  # however it is given: def, an assignment, setattr, type()
+        raise _deny(
+            f"class {name}'s __del__",
+            "a finalizer runs whenever the collector decides, inside the runtime's own work; "
+            "use a with block (__enter__/__exit__) instead",
+        )
     if not (key.startswith("__") and key.endswith("__")) or key in _DATA_DUNDERS:
         return
     if value is None or _snippet_function(value):
@@ -253,6 +260,24 @@ class _ClassWrites:
 
     def __delattr__(self, name: str) -> None:
         delattr(object.__getattribute__(self, "_cls"), name)
+
+
+def match_class(cls: Any, count: int) -> Any:
+    """``cls``, the class of a ``case cls(p1, p2...)`` pattern, once the first ``count`` names
+    of its ``__match_args__`` pass :func:`check_name`: the pattern reads them natively from
+    whatever its ``isinstance`` accepts, which a protocol or an ABC's registry may make any
+    object. What is not a class with a tuple there CPython refuses itself."""
+    if isinstance(cls, type):
+        names = getattr(cls, "__match_args__", ())
+        if type(names) is tuple:
+            for name in names[:count]:
+                if type(name) is str and (name.startswith("_") or name in DENIED_ATTRIBUTES):
+                    raise _deny(
+                        f"the class pattern {cls.__name__}(...) reading {name!r}",
+                        "a pattern reads it natively, and it is private or internal; "
+                        "match the attribute by name in the case's guard instead",
+                    )
+    return cls
 
 
 def check_namespace(name: str, namespace: Any) -> None:
@@ -329,6 +354,7 @@ class Guards:
             "_apply_": self.apply,
             "_getattr_private_": self.private,
             "_admitted_": self.admitted,
+            "_match_class_": match_class,
             "_star_": self.star,
             "_kwargs_": self.kwargs,
             "_getitem_": self.getitem,

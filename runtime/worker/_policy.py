@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any, cast
@@ -79,9 +80,11 @@ means to drive what the snippet must only await."""
 
 CLASS_HOOKS: frozenset[str] = frozenset(
     {"__subclasshook__", "__instancecheck__", "__subclasscheck__"}
+    | {"_is_protocol", "_is_runtime_protocol", "_abc_impl"}
 )
 """What would make ``isinstance`` (and so a ``case`` class pattern, which then reads attributes
-natively) say yes of any object: a snippet's class never defines them."""
+natively) say yes of any object: a snippet's class never defines them (nor the flags that make
+a class a typing protocol, checked by structure, without ``typing.Protocol`` as its base)."""
 
 WRITE_REFUSED: frozenset[str] = (
     REFUSED_DUNDERS
@@ -115,6 +118,7 @@ RESERVED_NAMES: frozenset[str] = frozenset(
         "_getaiter_",
         "_admit_",
         "_admitted_",
+        "_match_class_",
         "_write_",
         "_inplace_",
         "_unpack_sequence_",
@@ -344,7 +348,32 @@ class SnippetPolicy(RestrictingNodeTransformer):
     # -- match: every pattern kind; what a pattern captures is admitted before use ----------
 
     def visit_Match(self, node: ast.Match) -> Any:
-        return self.node_contents_visit(node)
+        """Before the ``match``, the class of each class pattern with positional
+        sub-patterns is looked up once, through the guards, and the names in its
+        ``__match_args__`` are checked (``_match_class_``): CPython reads them natively from
+        whatever the pattern's ``isinstance`` accepts. The pattern then uses that class, held
+        in a name no snippet can spell."""
+        held: list[str] = []
+        checks: list[ast.stmt] = []
+        for case in node.cases:
+            for pattern in ast.walk(case.pattern):
+                if not (isinstance(pattern, ast.MatchClass) and pattern.patterns):
+                    continue
+                self._dotted(pattern.cls)
+                name = f"_match.{self._tmp_idx}"
+                self._tmp_idx += 1
+                looked_up = self.visit(copy.deepcopy(pattern.cls))
+                count = ast.Constant(len(pattern.patterns))
+                value = _call("_match_class_", [looked_up, count], pattern, [])
+                assign = ast.Assign(targets=[ast.Name(name, ast.Store())], value=value)
+                checks.append(ast.copy_location(assign, pattern))
+                pattern.cls = ast.copy_location(ast.Name(name, ast.Load()), pattern.cls)
+                held.append(name)
+        node = self.node_contents_visit(node)
+        if not held:
+            return node
+        forget = ast.Delete(targets=[ast.Name(name, ast.Del()) for name in held])
+        return [*checks, node, ast.copy_location(forget, node)]
 
     def visit_match_case(self, node: ast.match_case) -> Any:
         node = self.node_contents_visit(node)

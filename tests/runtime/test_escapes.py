@@ -398,6 +398,26 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "the class runtime.worker._channel.Namespace from outside the snippet",
         ),
+        "a finalizer given by assignment": Refusal(
+            "def fin(self):\n    pass\nclass Fin:\n    __del__ = fin",
+            "policy",
+            "class Fin's __del__ is not allowed",
+        ),
+        "a finalizer set on the class later": Refusal(
+            "def fin(self):\n    pass\nclass Fin:\n    pass\nFin.__del__ = fin",
+            "policy",
+            "class Fin's __del__ is not allowed",
+        ),
+        "a finalizer set with setattr": Refusal(
+            "def fin(self):\n    pass\nclass Fin:\n    pass\nsetattr(Fin, '__del__', fin)",
+            "policy",
+            "class Fin's __del__ is not allowed",
+        ),
+        "a finalizer in a three-argument type()": Refusal(
+            "def fin(self):\n    pass\nFin = type('Fin', (), {'__del__': fin})",
+            "policy",
+            "class Fin's __del__ is not allowed",
+        ),
         "__repr__ running in the host": Refusal(
             "class X:\n    def __repr__(self):\n        " + ESCAPE + "\nreturn X()",
             "runtime",
@@ -805,6 +825,32 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         ),
     },
     "match patterns": {
+        "a protocol made of a class named Generic": Refusal(
+            "import dataclasses, typing\nT = typing.TypeVar('T')\n@dataclasses.dataclass\n"
+            "class Generic(typing.Generic[T]):\n    _is_protocol = True\n    tb_frame: int = 0\n"
+            "@typing.runtime_checkable\nclass Any_(Generic, typing.Protocol):\n    pass",
+            "policy",
+            "class Generic defining _is_protocol is not allowed",
+        ),
+        "a protocol flag written after the class is made": Refusal(
+            "class C:\n    pass\nC._is_runtime_protocol = True",
+            "policy",
+            '"_is_runtime_protocol" cannot be assigned or deleted',
+        ),
+        "a dataclass field naming a frame's attribute, matched positionally": Refusal(
+            "import dataclasses\n@dataclasses.dataclass\nclass TB:\n    tb_frame: int = 0\n"
+            "class CM:\n    def __enter__(self):\n        return self\n"
+            "    def __exit__(self, t, v, tb):\n        match tb:\n            case TB(fr):\n"
+            "                return fr\n        return True\nwith CM():\n    1/0",
+            "policy",
+            "the class pattern TB(...) reading 'tb_frame'",
+        ),
+        "a namedtuple's private field, matched positionally, in a class body": Refusal(
+            "import dataclasses\n@dataclasses.dataclass\nclass SC:\n    _ids: int = 0\n"
+            "class K:\n    match SC():\n        case SC(ids):\n            got = ids",
+            "policy",
+            "the class pattern SC(...) reading '_ids'",
+        ),
         "an isinstance hook in a made dataclass's namespace": Refusal(
             "import abc, dataclasses\nA = dataclasses.make_dataclass('A', [('q', int)], "
             "bases=(abc.ABC,), namespace={'__subclasshook__': classmethod(lambda c, s: True), "
@@ -979,6 +1025,26 @@ async def test_no_snippet_code_runs_while_a_facade_is_trusted(fab: Fabric) -> No
     assert result.ok, result.text
     assert [line.split(": ", 1)[0] for line in result.value] == ["outside", "inside"]
     assert all("the sandbox refuses 'import'" in line for line in result.value), result.value
+
+
+async def test_no_finalizer_runs_while_the_worker_is_trusted(fab: Fabric) -> None:
+    """Decoding a large provider reply allocates, inside the worker's trusted window: the
+    collector does not run there, so a snippet generator's ``finally`` (its finalizer) never
+    runs while the audit hook trusts (where ``typing.List['int']``'s compile would pass)."""
+    code = (
+        "import typing\nlog = []\n"
+        "def gen(box):\n    try:\n        yield 1\n    finally:\n        try:\n"
+        "            log.append(repr(typing.List['int']))\n"
+        "        except Exception:\n            log.append('untrusted')\n"
+        "await state.set('big', [[i] for i in range(20000)])\n"
+        "for i in range(200):\n    box = []\n    g = gen(box)\n    box.append(g)\n    next(g)\n"
+        "    g = box = None\n"
+        "got = await state.get('big')\n[log.count('untrusted'), len(log)]"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    untrusted, ran = result.value
+    assert ran > 0 and untrusted == ran, result.value
 
 
 async def test_no_snippet_code_runs_while_namedtuple_is_trusted(fab: Fabric) -> None:

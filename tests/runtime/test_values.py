@@ -94,6 +94,10 @@ REFUSED: dict[str, tuple[Callable[[], Any], str]] = {
         "from outside the snippet",
     ),
     "a special method": (lambda: int.__subclasses__, "the special method"),
+    "a private method of an admitted object": (
+        lambda: collections.Counter()._keep_positive,
+        "the private method Counter._keep_positive",
+    ),
 }
 
 
@@ -135,6 +139,13 @@ def test_what_a_snippet_may_hold(what: str) -> None:
     admission, _ = _admission()
     value = ALLOWED[what]()
     assert admission.admit(value, "it") is value
+
+
+def test_adopting_object_never_makes_every_class_the_snippets() -> None:
+    """``object`` is in every class's mro; counting it would make any class the snippet's."""
+    classes = SnippetClasses()
+    classes.adopt(object)
+    assert not classes.defined(type(os)) and not classes.defined(object)
 
 
 def test_vetted_objects_and_the_snippets_own_classes_are_admitted() -> None:
