@@ -1,6 +1,6 @@
 """Latency and throughput of the sandbox, side by side with plain CPython and peers.
 
-    python bench/latency.py [--quick] [--only SECTION ...]
+    python bench/latency.py [--quick] [--no-peers] [--only SECTION ...]
 
 Prints one table per target: end-to-end latency of a trivial snippet on a warm runtime (beside
 pydantic-monty in a fresh session, when installed); the same with every isolation layer on,
@@ -158,10 +158,17 @@ def _peer_child(kind: str, code: str, repeat: int, conn: Connection) -> None:
         conn.send(f"error: {type(exc).__name__}: {str(exc)[:60]}")
 
 
+PEERS_ON = True
+"""False with ``--no-peers``: the workloads run beside plain exec only (a peer that times out
+takes its 30 s each run)."""
+
+
 def peer_time(kind: str, code: str, repeat: int) -> str:
     """A peer's time for ``code``, measured in a process of its own that is killed after
     ``PEER_LIMIT_S``: a peer that gives up on a timeout leaves its interpreter thread running,
     and that thread would otherwise share the CPU with every measurement after it."""
+    if not PEERS_ON:
+        return "skipped"
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe(duplex=False)
     child = context.Process(target=_peer_child, args=(kind, code, repeat, theirs), daemon=True)
@@ -615,8 +622,11 @@ async def run_section(name: str, quick: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--no-peers", action="store_true", help="skip smolagents and monty")
     parser.add_argument("--only", choices=SECTIONS, action="append", help="run only this section")
     args = parser.parse_args()
+    global PEERS_ON
+    PEERS_ON = not args.no_peers
     if args.only and len(args.only) == 1:
         asyncio.run(run_section(args.only[0], args.quick))
         console.file.flush()
@@ -624,7 +634,10 @@ def main() -> None:
     # Each section in an interpreter of its own: nothing one leaves behind (workers still
     # exiting, a peer's imports and threads) shares the machine with the next.
     for name in args.only or SECTIONS:
-        command = [sys.executable, __file__, "--only", name] + (["--quick"] if args.quick else [])
+        flags = [
+            flag for flag, on in (("--quick", args.quick), ("--no-peers", args.no_peers)) if on
+        ]
+        command = [sys.executable, __file__, "--only", name, *flags]
         subprocess.run(command, check=True)
 
 
