@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import types
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -262,22 +263,57 @@ class _ClassWrites:
         delattr(object.__getattribute__(self, "_cls"), name)
 
 
+class _PatternClass(type):
+    """The metaclass of the stand-in a positional class pattern matches with."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, _ORIGINALS[cls])
+
+
+_ORIGINALS: weakref.WeakKeyDictionary[type, type] = weakref.WeakKeyDictionary()
+_STAND_INS: weakref.WeakKeyDictionary[type, tuple[Any, type]] = weakref.WeakKeyDictionary()
+_MATCH_SELF = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
+"""The builtins a class pattern matches as the subject itself (``case int(x)``)."""
+
+
 def match_class(cls: Any, count: int) -> Any:
-    """``cls``, the class of a ``case cls(p1, p2...)`` pattern, once the first ``count`` names
-    of its ``__match_args__`` pass :func:`check_name`: the pattern reads them natively from
-    whatever its ``isinstance`` accepts, which a protocol or an ABC's registry may make any
-    object. What is not a class with a tuple there CPython refuses itself."""
-    if isinstance(cls, type):
-        names = getattr(cls, "__match_args__", ())
-        if type(names) is tuple:
-            for name in names[:count]:
-                if type(name) is str and (name.startswith("_") or name in DENIED_ATTRIBUTES):
-                    raise _deny(
-                        f"the class pattern {cls.__name__}(...) reading {name!r}",
-                        "a pattern reads it natively, and it is private or internal; "
-                        "match the attribute by name in the case's guard instead",
-                    )
-    return cls
+    """What a ``case cls(p1, p2...)`` pattern matches with, once the first ``count`` names of
+    ``cls.__match_args__`` pass :func:`check_name`: the pattern reads them natively from
+    whatever its ``isinstance`` accepts. It is a stand-in whose ``isinstance`` is ``cls``'s
+    and whose ``__match_args__`` are those checked, so nothing the subject expression or an
+    earlier case's guard does (``dataclass(cls)`` in place) changes them under the pattern.
+    A typing protocol is refused: its ``isinstance`` can accept any object. What is not a
+    class CPython refuses itself."""
+    if not isinstance(cls, type):
+        return cls
+    if getattr(cls, "_is_protocol", False) is True:
+        raise _deny(
+            f"the class pattern {cls.__name__}(...) with positional sub-patterns",
+            "it is a typing protocol, which can match any object; match by attribute names",
+        )
+    names = getattr(cls, "__match_args__", None)
+    if type(names) is tuple:
+        for name in names[:count]:
+            if type(name) is str and (name.startswith("_") or name in DENIED_ATTRIBUTES):
+                raise _deny(
+                    f"the class pattern {cls.__name__}(...) reading {name!r}",
+                    "a pattern reads it natively, and it is private or internal; "
+                    "match the attribute by name in the case's guard instead",
+                )
+    elif names is not None:
+        return cls  # CPython refuses a __match_args__ that is not a tuple
+    known = _STAND_INS.get(cls)
+    if known is not None and known[0] is names:
+        return known[1]
+    if names is None:  # the subject itself, for a builtin and its subclasses; else refused
+        base = next((b for b in cls.__mro__ if b in _MATCH_SELF), None)
+        bases: tuple[type, ...] = () if base is None else (int if base is bool else base,)
+        stand_in = _PatternClass(cls.__name__, bases, {"__slots__": ()})
+    else:
+        stand_in = _PatternClass(cls.__name__, (), {"__match_args__": names})
+    _ORIGINALS[stand_in] = cls
+    _STAND_INS[cls] = (names, stand_in)
+    return stand_in
 
 
 def check_namespace(name: str, namespace: Any) -> None:

@@ -52,6 +52,7 @@ from typing import Any
 
 from contract import MODULES, NEVER
 from runtime.worker import _audit, _guards
+from runtime.worker._policy import DENIED_ATTRIBUTES
 from runtime.worker._vetted import ADOPTION, vetted_makers
 
 VETTED: dict[str, tuple[str, ...]] = {m: names for m, names in MODULES.items() if m != "asyncio"}
@@ -201,6 +202,9 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         plain = [typename, *fields]
         if not all(type(name) is str for name in plain):
             raise TypeError("namedtuple: the type name and the field names must be strings")
+        internal = sorted(DENIED_ATTRIBUTES.intersection(fields))
+        if internal:  # a class pattern reads fields natively: tb_frame, f_back, gi_frame...
+            raise TypeError(f"namedtuple: a field cannot be the internal name {internal[0]!r}")
         given = None if defaults is None else tuple(defaults)
         renamed = bool(rename)  # a snippet's __bool__ runs here, never in the trusted window
         with _audit.trusted():

@@ -381,13 +381,28 @@ class SnippetPolicy(RestrictingNodeTransformer):
         if captured:
             # A class pattern reads attributes natively (its keywords and the names in
             # __match_args__): what it captures is checked to the bottom, the rest at the top.
+            # CPython binds captures before the guard runs, so the pattern binds names no
+            # snippet can spell, and the guard copies them to the snippet's once admitted:
+            # a refusal the snippet catches leaves its names unbound.
             deep = sorted(_class_captures(node.pattern))
+            order = [*deep, *sorted(captured - set(deep))]
+            held = {name: f"_cap.{self._tmp_idx + n}" for n, name in enumerate(order)}
+            self._tmp_idx += len(order)
+            _rename_captures(node.pattern, held)
             names: list[ast.expr] = [
                 ast.Constant(len(deep)),
-                *(ast.Name(n, ast.Load()) for n in [*deep, *sorted(captured - set(deep))]),
+                *(ast.Name(held[n], ast.Load()) for n in order),
             ]
             check = _call("_admitted_", names, node.pattern, [])
-            node.guard = check if node.guard is None else ast.BoolOp(ast.And(), [check, node.guard])
+            bind = ast.Tuple(
+                [
+                    ast.NamedExpr(ast.Name(n, ast.Store()), ast.Name(held[n], ast.Load()))
+                    for n in order
+                ],
+                ast.Load(),
+            )
+            parts = [check, bind] if node.guard is None else [check, bind, node.guard]
+            node.guard = ast.copy_location(ast.BoolOp(ast.And(), parts), node.pattern)
         return node
 
     def _pattern(self, node: ast.AST) -> Any:
@@ -450,12 +465,14 @@ class SnippetPolicy(RestrictingNodeTransformer):
         return self._admit_targets(cast(ast.With, super().visit_With(node)))
 
     def _admit_targets(self, node: ast.With | ast.AsyncWith) -> ast.With | ast.AsyncWith:
-        """``with x as y``: ``y = _admit_(y)`` first thing in the body. An attribute or item
-        target (``as self.f``, ``as d[k]``) takes the value through a name of its own first."""
-        for n, item in enumerate(node.items):
+        """``with x as y``: the value goes to a name no snippet can spell, and ``y =
+        _admit_(that)`` is the body's first statement (so is ``self.f = ...`` or ``d[k] =
+        ...`` for an attribute or item target)."""
+        for item in node.items:
             target = item.optional_vars
             if isinstance(target, ast.Attribute | ast.Subscript):
-                held = f"_with.{n}"  # no snippet can spell it
+                held = f"_with.{self._tmp_idx}"  # no snippet can spell it
+                self._tmp_idx += 1
                 item.optional_vars = ast.copy_location(ast.Name(held, ast.Store()), target)
                 check = ast.Assign(
                     targets=[target],
@@ -463,21 +480,25 @@ class SnippetPolicy(RestrictingNodeTransformer):
                 )
                 node.body.insert(0, ast.copy_location(check, target))
             elif isinstance(target, ast.Name):
+                # bound only once admitted: a refusal a snippet's __exit__ swallows leaves
+                # the name unbound, not holding what was refused
+                held = f"_with.{self._tmp_idx}"
+                self._tmp_idx += 1
+                item.optional_vars = ast.copy_location(ast.Name(held, ast.Store()), target)
                 check = ast.Assign(
                     targets=[ast.Name(target.id, ast.Store())],
-                    value=_call("_admit_", [ast.Name(target.id, ast.Load())], target, []),
+                    value=_call("_admit_", [ast.Name(held, ast.Load())], target, []),
                 )
                 node.body.insert(0, ast.copy_location(check, target))
         return node
 
     def _admit_decorated(self, node: Any) -> Any:
-        if not node.decorator_list:
-            return node
-        check = ast.Assign(
-            targets=[ast.Name(node.name, ast.Store())],
-            value=_call("_admit_", [ast.Name(node.name, ast.Load())], node, []),
-        )
-        return [node, ast.copy_location(check, node)]
+        """What the decorators made is admitted before the name is bound to it: ``_admit_``
+        becomes the outermost decorator, so a refusal leaves the name unbound."""
+        if node.decorator_list:
+            admit = ast.copy_location(ast.Name("_admit_", ast.Load()), node.decorator_list[0])
+            node.decorator_list.insert(0, admit)
+        return node
 
     def _no_finalizer(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name == "__del__":
@@ -575,6 +596,15 @@ def _class_captures(pattern: ast.AST) -> set[str]:
         if isinstance(node, ast.MatchClass):
             names |= _captures(node)
     return names
+
+
+def _rename_captures(pattern: ast.AST, held: dict[str, str]) -> None:
+    """Each name ``pattern`` binds, bound to ``held[name]`` instead."""
+    for node in ast.walk(pattern):
+        if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            node.name = held[node.name]
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            node.rest = held[node.rest]
 
 
 def _captures(pattern: ast.AST) -> set[str]:

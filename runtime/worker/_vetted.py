@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 
 from runtime.worker import _audit, _guards
 from runtime.worker._errors import PolicyError
+from runtime.worker._policy import DENIED_ATTRIBUTES
 
 
 class Adoption:
@@ -340,6 +341,8 @@ def _identifier(name: object, what: str) -> str:
         raise TypeError(f"{what} must be identifiers, not {name!r}")
     if name.startswith("__") and name.endswith("__"):
         raise TypeError(f"{what} cannot be special names such as {name!r}")
+    if name in DENIED_ATTRIBUTES:  # tb_frame, f_back, gi_frame...
+        raise TypeError(f"{what} cannot be the interpreter's internal names such as {name!r}")
     return name
 
 

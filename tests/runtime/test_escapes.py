@@ -418,6 +418,11 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class Fin's __del__ is not allowed",
         ),
+        "a refused decorator result kept after its refusal is caught": Refusal(
+            "try:\n    @type\n    def f():\n        pass\nexcept PolicyError:\n    pass\nf",
+            "runtime",
+            "name 'f' is not defined",
+        ),
         "__repr__ running in the host": Refusal(
             "class X:\n    def __repr__(self):\n        " + ESCAPE + "\nreturn X()",
             "runtime",
@@ -825,6 +830,37 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         ),
     },
     "match patterns": {
+        "__match_args__ written in place by the subject expression, after the check": Refusal(
+            "import dataclasses\nclass TB:\n    pass\n"
+            "def arm(x):\n    dataclasses.dataclass(TB)\n    return x\n"
+            "match arm(TB()):\n    case TB(fr):\n        pass",
+            "runtime",
+            "TB() accepts 0 positional sub-patterns (1 given)",
+        ),
+        "a positional pattern on a typing protocol": Refusal(
+            "import typing\nclass Generic(typing.Protocol):\n    __match_args__ = ('real',)\n"
+            "@typing.runtime_checkable\nclass P(Generic, typing.Protocol):\n    pass\n"
+            "match 5:\n    case P(r):\n        pass",
+            "policy",
+            "the class pattern P(...) with positional sub-patterns is not allowed",
+        ),
+        "a dataclass field named as a frame's attribute": Refusal(
+            "import dataclasses\n@dataclasses.dataclass\nclass TB:\n    tb_frame: int = 0",
+            "runtime",
+            "cannot be the interpreter's internal names such as 'tb_frame'",
+        ),
+        "a namedtuple field named as a frame's attribute": Refusal(
+            "import collections\ncollections.namedtuple('TB', ['tb_frame'])",
+            "runtime",
+            "a field cannot be the internal name 'tb_frame'",
+        ),
+        "a refused capture kept after its refusal is caught": Refusal(
+            "class S(str):\n    __match_args__ = ('format',)\n"
+            "try:\n    match S('{0}'):\n        case S(fmt):\n            pass\n"
+            "except PolicyError:\n    pass\nfmt",
+            "runtime",
+            "name 'fmt' is not defined",
+        ),
         "a protocol made of a class named Generic": Refusal(
             "import dataclasses, typing\nT = typing.TypeVar('T')\n@dataclasses.dataclass\n"
             "class Generic(typing.Generic[T]):\n    _is_protocol = True\n    tb_frame: int = 0\n"
@@ -842,8 +878,8 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "class CM:\n    def __enter__(self):\n        return self\n"
             "    def __exit__(self, t, v, tb):\n        match tb:\n            case TB(fr):\n"
             "                return fr\n        return True\nwith CM():\n    1/0",
-            "policy",
-            "the class pattern TB(...) reading 'tb_frame'",
+            "runtime",
+            "cannot be the interpreter's internal names such as 'tb_frame'",
         ),
         "a namedtuple's private field, matched positionally, in a class body": Refusal(
             "import dataclasses\n@dataclasses.dataclass\nclass SC:\n    _ids: int = 0\n"

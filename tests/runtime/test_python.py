@@ -296,6 +296,18 @@ CASES: dict[str, str] = {
         "try:\n    class S(NamedTuple):\n        x: int\n        _fields = 3\n"
         "except AttributeError as e:\n    errors.append(str(e))\nerrors"
     ),
+    "class patterns: builtins match themselves, classes their __match_args__": (
+        "import dataclasses\n@dataclasses.dataclass\nclass P:\n    x: int\n    y: int = 0\n"
+        "class S(str):\n    pass\nclass K:\n    pass\n"
+        "def f(v):\n    match v:\n        case bool(b):\n            return ['bool', b]\n"
+        "        case int(i):\n            return ['int', i]\n        case S(s):\n            return ['S', s]\n"
+        "        case str(t):\n            return ['str', t]\n        case P(a, b):\n            return ['P', a, b]\n"
+        "        case [int(q), *_]:\n            return ['list', q]\n        case _:\n            return None\n"
+        "errors = []\nfor v in (P(1), K()):\n    try:\n        match v:\n"
+        "            case P(a, b, c):\n                pass\n            case K(a):\n                pass\n"
+        "    except TypeError as e:\n        errors.append(str(e))\n"
+        "[f(True), f(3), f(S('s')), f('t'), f(P(1, 2)), f([5, 6]), f(2.5), errors]"
+    ),
     "enum's functional API": (
         "import enum\nC = enum.Enum('C', 'RED GREEN')\nD = enum.IntEnum('D', [('A', 5), ('B', 7)])\n"
         "E = enum.Enum('E', {'X': 'x'}, module='m', qualname='Q.E')\n"
