@@ -432,6 +432,20 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return value
         return admit(value, f"attribute {name!r}")
 
+    based: dict[type, bool] = {}
+
+    def outside_based(obj: Any) -> bool:
+        """Whether ``obj`` (a snippet's object or class) derives from a class from outside
+        the snippet other than a builtin."""
+        kind = obj if isinstance(obj, type) else type(obj)
+        known = based.get(kind)
+        if known is None:
+            known = based[kind] = any(
+                klass.__module__ != "builtins" and not classes.defined(klass)
+                for klass in kind.__mro__[:-1]
+            )
+        return known
+
     def private_getattr(obj: Any, name: str) -> Any:
         """``obj._name`` or ``obj.__name__``: any such name of the snippet's own objects, the
         harmless dunders (``__name__``, ``__class__``, ``__init__``, operators...) of anything,
@@ -452,8 +466,9 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                 )
             if name == "__members__" and type(value) is types.MappingProxyType:
                 return admit_deep(dict(value), "attribute '__members__'")  # an enum's members
-            if name == "__dict__":
-                return admit_deep(value, "attribute '__dict__'")
+            if name == "__dict__" or outside_based(obj):
+                # a base from outside (ExitStack, Enum) sets private state of its own there
+                return admit_deep(value, f"attribute {name!r}")
             return value if type(value) in PLAIN else admit(value, f"attribute {name!r}")
         if name not in SAFE_DUNDERS:
             if type(obj) is super:  # super()._helper(): the snippet's own parent method

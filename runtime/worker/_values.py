@@ -21,6 +21,7 @@ and caches it per type where the type alone decides.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import dataclasses
 import types
@@ -439,11 +440,7 @@ class Admission:
             item = pending.pop()
             if item is not value and self.admit(item, what) is not item:
                 raise PolicyError(f"{what} holds {_name(item)}, which a snippet gets only alone")
-            if type(item) in (list, tuple, set, frozenset):
-                pending.extend(item)
-            elif type(item) is dict:
-                pending.extend(item.keys())
-                pending.extend(item.values())
+            pending.extend(_contents(item))
             budget -= 1
             if budget < 0:
                 raise PolicyError(f"{what} holds too many objects to check; use str() of it")
@@ -599,3 +596,18 @@ class Admission:
         if issubclass(value, BaseException) and value.__module__ in {"builtins", *_VETTED_MODULES}:
             return value
         raise _refuse(what, f"the class {value.__module__}.{value.__qualname__}")
+
+
+_SEQUENCES = (list, tuple, set, frozenset, collections.deque)
+
+
+def _contents(item: Any) -> list[Any]:
+    """The items of a container (its subclasses too: a deque, an OrderedDict, a snippet's
+    list), read with the base type's own C iteration, so no override hides one."""
+    if isinstance(item, dict):
+        return [*dict.keys(item), *dict.values(item)]
+    for base in _SEQUENCES:
+        if isinstance(item, base):
+            iterate: Callable[[Any], Iterable[Any]] = base.__iter__
+            return list(iterate(item))
+    return []

@@ -12,9 +12,10 @@ keep from it, or would be refused by them:
   their own, which is vetted;
 - ``operator.attrgetter``, ``methodcaller`` and ``itemgetter`` resolve through the snippet's
   ``getattr`` and item guard, not in C past them;
-- ``copy.copy`` and ``deepcopy`` refuse a class of the snippet's with its own reduce hook (it
-  could name any constructor to rebuild with, and state to write past the write guard) and the
-  runtime's own objects (facades, provider proxies);
+- ``copy.copy`` and ``deepcopy`` rebuild only plain data, the vetted value types and the
+  snippet's own objects, never one with a reduce hook of its own (it could name any
+  constructor to rebuild with, and state to write past the write guard), and ``deepcopy``
+  takes no memo (a snippet's would see every original copy touches);
 - ``zoneinfo.ZoneInfo`` answers from zones loaded before the worker locks its filesystem;
 - enum's functional API makes its class through the snippet's ``class`` statement path, and
   ``ContextDecorator.__call__`` vets the wrapper it makes (both patched in the zygote).
@@ -25,10 +26,14 @@ The guards they use are those of the running execution, reached through :data:`A
 from __future__ import annotations
 
 import ast
+import collections
 import contextlib
 import copy
 import dataclasses
+import datetime
+import decimal
 import enum
+import fractions
 import inspect
 import io
 import keyword
@@ -36,6 +41,7 @@ import os
 import re
 import types
 import typing
+import uuid
 import weakref
 import zoneinfo
 from collections.abc import Callable
@@ -580,8 +586,56 @@ _REDUCE_HOOKS = ("__reduce__", "__reduce_ex__")
 _COPY_BUDGET = 100_000
 
 
+_COPY_ATOMS: frozenset[type] = frozenset(
+    {str, int, float, bool, type(None), bytes, complex, range, type, types.FunctionType}
+    | {datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone}
+    | {decimal.Decimal, fractions.Fraction, uuid.UUID, re.Pattern}
+)
+"""What copy may rebuild or hand back as it is: plain and vetted values without parts."""
+_COPY_CONTAINERS: frozenset[type] = frozenset(
+    {list, tuple, set, frozenset, dict, bytearray, collections.deque}
+    | {collections.OrderedDict, collections.Counter, collections.defaultdict}
+)
+_INSTANCE_HOOKS = (*_REDUCE_HOOKS, "__getstate__", "__setstate__")
+
+
+def _copy_container(kind: type) -> bool:
+    """A container copy may rebuild: one of :data:`_COPY_CONTAINERS`, or the facade's own
+    subclass of one (``collections.defaultdict`` checks what its factory makes)."""
+    if kind in _COPY_CONTAINERS:
+        return True
+    return kind.__module__ == "collections" and issubclass(kind, tuple(_COPY_CONTAINERS))
+
+
+def _parts(item: Any) -> list[Any]:
+    """What copy copies along with ``item``, a container or an instance."""
+    parts: list[Any] = []
+    if isinstance(item, dict):
+        parts.extend(item.keys())
+        parts.extend(item.values())
+    elif isinstance(item, list | tuple | set | frozenset | collections.deque):
+        parts.extend(item)
+    if isinstance(item, collections.defaultdict):
+        parts.append(item.default_factory)
+    if isinstance(item, BaseException):
+        parts.extend(item.args)
+    held = getattr(item, "__dict__", None)
+    if type(held) is dict:
+        parts.extend(held.values())
+    for klass in type(item).__mro__:
+        for slot in vars(klass).get("__slots__", ()) if ADOPTION.owns(klass) else ():
+            if type(slot) is str and hasattr(item, slot):
+                parts.append(getattr(item, slot))
+    return parts
+
+
 def _copyable(value: Any, deep: bool) -> None:
-    """Refuse what copy would rebuild past the guards, anywhere in ``value``."""
+    """Refuse what copy would rebuild past the guards, anywhere in ``value``: copy may rebuild
+    plain data, the vetted value types (dates, decimals, deques, counters...) and the
+    snippet's own instances and exceptions (without reduce hooks of their own, in their
+    classes or in their ``__dict__``), and hand back the snippet's classes and functions;
+    anything else is refused, since its reduce recipe names constructors and state that
+    nothing checks."""
     pending, seen, budget = [value], set(), _COPY_BUDGET
     while pending:
         item = pending.pop()
@@ -594,22 +648,35 @@ def _copyable(value: Any, deep: bool) -> None:
         kind = type(item)
         if kind.__module__.startswith("runtime."):
             raise TypeError(f"cannot copy a {kind.__name__} object: it belongs to the sandbox")
-        if ADOPTION.owns(item) and not isinstance(item, type):
+        if kind in _COPY_ATOMS or isinstance(item, zoneinfo.ZoneInfo):
+            if kind is types.FunctionType and not ADOPTION.owns(item):
+                raise TypeError("cannot copy a function from outside the snippet")
+            continue
+        owned = ADOPTION.owns(item)
+        if isinstance(item, type):  # copy hands a class back as it is
+            if not owned and item.__module__ != "builtins":
+                raise TypeError(f"cannot copy the class {item.__name__}: it is not the snippet's")
+            continue
+        if owned:
             for klass in kind.__mro__:
                 if ADOPTION.owns(klass) and any(h in vars(klass) for h in _REDUCE_HOOKS):
                     raise TypeError(
                         f"cannot copy a {kind.__name__}: its class defines its own reduce hook; "
                         "define __copy__ or __deepcopy__ instead"
                     )
-            if deep and isinstance(getattr(item, "__dict__", None), dict):
-                pending.extend(vars(item).values())
-        if not deep:
-            continue
-        if kind in (list, tuple, set, frozenset):
-            pending.extend(item)
-        elif kind is dict:
-            pending.extend(item.keys())
-            pending.extend(item.values())
+            held = getattr(item, "__dict__", None)
+            if type(held) is dict and any(h in held for h in _INSTANCE_HOOKS):
+                raise TypeError(f"cannot copy a {kind.__name__}: it holds a reduce hook of its own")
+        elif not _copy_container(kind) and not (
+            isinstance(item, BaseException) and kind.__module__ == "builtins"
+        ):
+            raise TypeError(
+                f"cannot copy a {kind.__name__} object: copy would rebuild it past the "
+                "sandbox's checks (plain data, dates, decimals, deques and the snippet's own "
+                "objects copy)"
+            )
+        if deep:  # a shallow copy rebuilds only ``value`` itself, around the same parts
+            pending.extend(_parts(item))
 
 
 def copy_(value: Any) -> Any:
@@ -619,9 +686,11 @@ def copy_(value: Any) -> Any:
 
 
 def deepcopy(value: Any, memo: Any = None) -> Any:
-    """copy.deepcopy."""
+    """copy.deepcopy; its memo is copy's own (a snippet's would see every original)."""
+    if memo is not None:
+        raise TypeError("copy.deepcopy: the memo argument is not available in snippets")
     _copyable(value, deep=True)
-    return copy.deepcopy(value, memo)
+    return copy.deepcopy(value)
 
 
 def _zone_files() -> dict[str, bytes]:

@@ -418,6 +418,34 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class Fin's __del__ is not allowed",
         ),
+        "deepcopy with a memo of the snippet's": Refusal(
+            "import copy\nclass M(dict):\n    pass\ncopy.deepcopy([tools], M())",
+            "runtime",
+            "the memo argument is not available in snippets",
+        ),
+        "copy of an object holding its own reduce hook": Refusal(
+            "import copy, asyncio\nclass O:\n    pass\no = O()\n"
+            "vars(o)['__reduce_ex__'] = lambda p: (lambda: asyncio.sleep, (), "
+            "(None, {'__qualname__': 'pwned'}))\ncopy.copy(o)",
+            "runtime",
+            "cannot copy a O: it holds a reduce hook of its own",
+        ),
+        "deepcopy of a provider namespace inside a deque": Refusal(
+            "import copy, collections\ncopy.deepcopy(collections.deque([tools]))",
+            "runtime",
+            "cannot copy a Namespace object: it belongs to the sandbox",
+        ),
+        "deepcopy of a record from outside": Refusal(
+            "import copy, contextlib\ncopy.deepcopy([contextlib.ExitStack()])",
+            "runtime",
+            "cannot copy a ExitStack object: copy would rebuild it past the sandbox's checks",
+        ),
+        "a base class's private state read through a snippet's subclass": Refusal(
+            "import contextlib\nclass S(contextlib.ExitStack):\n    pass\ns = S()\n"
+            "def cb():\n    pass\ns.callback(cb)\ns._exit_callbacks",
+            "policy",
+            "attribute '_exit_callbacks' is the function _BaseExitStack._create_cb_wrapper",
+        ),
         "a refused decorator result kept after its refusal is caught": Refusal(
             "try:\n    @type\n    def f():\n        pass\nexcept PolicyError:\n    pass\nf",
             "runtime",
@@ -680,7 +708,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "zoneinfo's real class, in a subclass's mro": Refusal(
             "import zoneinfo\nclass Z(zoneinfo.ZoneInfo):\n    pass\nZ.__mro__[2]('UTC')",
             "policy",
-            "this item is the class zoneinfo.ZoneInfo from outside",
+            "attribute '__mro__' is the class datetime.tzinfo from outside",
         ),
         "assigning __class__ to a vetted class": Refusal(
             "import textwrap\nclass C:\n    pass\nc = C()\nc.__class__ = textwrap.TextWrapper",

@@ -329,6 +329,18 @@ CASES: dict[str, str] = {
         "[p.n, q.n, sorted(rows, key=operator.itemgetter('a')), operator.attrgetter('n')(p), "
         "operator.methodcaller('upper')('x'), operator.add(1, 2), copy.copy([1, [2]])]"
     ),
+    "copy and deepcopy of ordinary values": (
+        "import copy, collections, dataclasses, datetime, decimal, enum, fractions\n"
+        "@dataclasses.dataclass\nclass P:\n    xs: list\nclass C(enum.Enum):\n    A = 1\n"
+        "class O:\n    def __init__(self):\n        self.d = {'k': [1]}\n"
+        "v = [P([1]), collections.deque([1, [2]]), collections.Counter('aab'), "
+        "collections.OrderedDict(a=1), collections.defaultdict(list, a=[1]), "
+        "datetime.datetime(2024, 1, 2), decimal.Decimal('1.5'), fractions.Fraction(1, 3), C.A, "
+        "ValueError('x'), (1, {2}), O()]\n"
+        "d = copy.deepcopy(v)\nd[0].xs.append(2)\nd[1][1].append(3)\nd[11].d['k'].append(2)\n"
+        "s = copy.copy(v)\n[v[0].xs, d[0].xs, list(d[1]), dict(d[2]), d[4]['a'], str(d[5]), "
+        "str(d[6]), str(d[7]), d[8] is C.A, d[9].args, v[11].d, d[11].d, s[0] is v[0]]"
+    ),
     "string, struct, binascii, unicodedata, array": (
         "import string, struct, binascii, unicodedata, array\n"
         "[string.Template('$x!').substitute(x=1), string.capwords('a b'), string.digits, "
