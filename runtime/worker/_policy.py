@@ -147,6 +147,16 @@ DIRECT_CALLEES = _EXCEPTIONS | {
 through ``_call_``, as long as the snippet never rebinds the name. ``list``, ``dict``, ``next``
 and ``iter`` are not among them: their results come from iterating what they are given."""
 
+ITERATING: dict[str, tuple[int, ...]] = {
+    "list": (0,), "tuple": (0,), "set": (0,), "frozenset": (0,), "sorted": (0,),
+    "sum": (0,), "any": (0,), "all": (0,), "enumerate": (0,), "filter": (1,),
+    "min": (0,), "max": (0,), "zip": (),
+}  # fmt: skip
+"""Builtins that fill a container (or pick an item) by iterating an argument in C: those
+arguments (by position; ``()`` for all of them) go through ``_getiter_``, so what an iterable
+from outside yields is checked as a loop's items are, not handed over inside a plain list.
+``min`` and ``max`` only in their one-iterable form."""
+
 
 @dataclass(frozen=True)
 class CompileProblem:
@@ -231,6 +241,13 @@ def direct_callees(tree: ast.AST) -> frozenset[str]:
     return frozenset(builtin | (bindings.definitions - bindings.other))
 
 
+def iterating_builtins(tree: ast.AST) -> frozenset[str]:
+    """The names of :data:`ITERATING` the snippet never rebinds (so they are the builtins)."""
+    bindings = _Bindings()
+    bindings.visit(tree)
+    return frozenset(ITERATING) - bindings.definitions - bindings.other
+
+
 class SnippetPolicy(RestrictingNodeTransformer):
     """RestrictedPython's policy, admitting async syntax and leaving ``print`` to builtins.
 
@@ -242,6 +259,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
     """
 
     direct: frozenset[str] = frozenset()
+    iterating: frozenset[str] = frozenset()
 
     def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
         """Any name the snippet likes (``_cache``, ``__repr__``), but not the guards' own."""
@@ -318,6 +336,8 @@ class SnippetPolicy(RestrictingNodeTransformer):
                 merged = _call("_kwargs_", parts, node, [])
                 node.keywords = [ast.copy_location(ast.keyword(arg=None, value=merged), node)]
             return node
+        if isinstance(func, ast.Name) and func.id in self.iterating:
+            self._iterate_through_guard(func.id, node)
         if isinstance(func, ast.Name) and func.id in self.direct:
             return node
         arity = len(node.args) if not node.keywords else None  # no starred args: _apply_ has them
@@ -327,6 +347,18 @@ class SnippetPolicy(RestrictingNodeTransformer):
             return _call(guard, [*func.args, *node.args], node, node.keywords)
         guard = f"_call{arity}_" if arity is not None and arity <= 1 else "_call_"
         return _call(guard, [func, *node.args], node, node.keywords)
+
+    @staticmethod
+    def _iterate_through_guard(name: str, node: ast.Call) -> None:
+        """``list(x)`` becomes ``list(_getiter_(x))`` (see :data:`ITERATING`)."""
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
+            return
+        if name in ("min", "max") and len(node.args) != 1:
+            return
+        positions = ITERATING[name] or range(len(node.args))
+        for n in positions:
+            if n < len(node.args) and not _is_guard_call(node.args[n], "_getiter_"):
+                node.args[n] = _call("_getiter_", [node.args[n]], node.args[n], [])
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
         return node
@@ -861,6 +893,7 @@ def compile_snippet(
     try:
         tree = _Mangler().visit(tree)
         policy.direct = direct_callees(tree)
+        policy.iterating = iterating_builtins(tree)
         policy.visit(tree)
     except RecursionError:
         return None, [CompileProblem("syntax", "the snippet is nested too deeply", None, None)]

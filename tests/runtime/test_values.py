@@ -225,6 +225,24 @@ def test_iterating_a_foreign_iterator_checks_each_item() -> None:
         next(iterator)
 
 
+@pytest.mark.parametrize(
+    "call",
+    ["list(src)", "tuple(src)", "set(src)", "sorted(src, key=str)", "max(src, key=str)",
+     "list(zip(src))", "list(enumerate(src))", "list(filter(None, src))", "all(src)"],
+)  # fmt: skip
+def test_builtins_that_iterate_in_c_check_what_they_are_given(call: str) -> None:
+    """`list(foreign)` would fill a plain list natively, past every check: the builtins that
+    iterate an argument take it through the iteration guard, as a loop does."""
+    code, problems = compile_snippet(f"return {call}")
+    assert code is not None, problems
+    table = {n: getattr(builtins, n) for n in ("list", "tuple", "set", "sorted", "max", "zip")}
+    table |= {n: getattr(builtins, n) for n in ("enumerate", "filter", "all", "str")}
+    namespace = {"__builtins__": table, **_guards().as_globals(), "src": _foreign_items()}
+    exec(code, namespace)
+    with pytest.raises(PolicyError, match="an item is a module"):
+        namespace["__fabric_main__"]().send(None)
+
+
 def test_tuples_from_a_foreign_iterator_are_looked_into() -> None:
     """`for k, v in foreign.items()`: the pair's parts are checked too."""
     pairs = iter([("os", os)].__iter__().__next__, None)
