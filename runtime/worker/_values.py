@@ -564,6 +564,9 @@ class Admission:
         if type(name) is not str or (name.startswith("_") and name not in SAFE_SLOTS):
             # a private method of a class from outside (ForwardRef._evaluate is an eval)
             raise _refuse(what, f"the private method {_name(function)} of a {owner.__name__}")
+        if name in ("__init__", "__new__") and not self._defined(owner):
+            # json.__init__(...) would re-make a facade, tools.__init__(...) a namespace
+            raise _refuse(what, f"{_name(function)} bound to a {owner.__name__}")
         for klass in owner.__mro__:
             found = klass.__dict__.get(name)
             if found is function or getattr(found, "__func__", None) is function:

@@ -337,6 +337,10 @@ def patch_stdlib() -> None:
     the host): dataclasses' ``exec`` trusted, typing's and enum's frame walks gone, the
     wrapper a context decorator makes vetted."""
     dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
+    # asdict() and astuple() deep-copy each leaf with the module's own copy: the checked one
+    dataclasses.copy = types.SimpleNamespace(  # type: ignore[attr-defined]
+        copy=lambda value: copy_(value), deepcopy=lambda value, memo=None: deepcopy(value, memo)
+    )
     typing._caller = _caller  # type: ignore[attr-defined]
     enum.EnumType._create_ = _enum_create  # type: ignore[attr-defined]
     contextlib.ContextDecorator.__call__ = _decorator_call  # type: ignore[method-assign]
@@ -751,7 +755,24 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
             options["default_factory"] = ADOPTION.vet(ADOPTION.checked(default_factory))
         return dataclasses.field(**options)
 
+    def replace(obj: Any, /, **changes: Any) -> Any:
+        """dataclasses.replace, of a dataclass the facade made (its fields read natively)."""
+        if type(obj) not in _MADE:
+            raise TypeError("replace() should be called on dataclass instances")
+        return dataclasses.replace(obj, **changes)
+
+    def asdict(obj: Any, *, dict_factory: Any = dict) -> Any:
+        """dataclasses.asdict; what a factory from outside makes is checked."""
+        return dataclasses.asdict(obj, dict_factory=ADOPTION.checked(dict_factory))
+
+    def astuple(obj: Any, *, tuple_factory: Any = tuple) -> Any:
+        """dataclasses.astuple; what a factory from outside makes is checked."""
+        return dataclasses.astuple(obj, tuple_factory=ADOPTION.checked(tuple_factory))
+
     return {
+        ("dataclasses", "replace"): replace,
+        ("dataclasses", "asdict"): asdict,
+        ("dataclasses", "astuple"): astuple,
         ("dataclasses", "field"): field,
         ("dataclasses", "dataclass"): dataclass,
         ("dataclasses", "make_dataclass"): make_dataclass,

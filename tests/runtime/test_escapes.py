@@ -446,6 +446,29 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "attribute '_exit_callbacks' is the function _BaseExitStack._create_cb_wrapper",
         ),
+        "asdict deep-copying a leaf with its own reduce hook": Refusal(
+            "import dataclasses, asyncio\n@dataclasses.dataclass\nclass D:\n    x: object\n"
+            "class O:\n    def __reduce_ex__(self, p):\n"
+            "        return (lambda: asyncio.sleep, (), (None, {'__qualname__': 'pwned'}))\n"
+            "dataclasses.asdict(D(O()))",
+            "runtime",
+            "cannot copy a O: its class defines its own reduce hook",
+        ),
+        "replace of an object that is no made dataclass": Refusal(
+            "import dataclasses\ndataclasses.replace(tools.ls)",
+            "runtime",
+            "replace() should be called on dataclass instances",
+        ),
+        "a facade re-made by its __init__": Refusal(
+            "import json\njson.__init__('json', {'loads': lambda s: 'POISONED'})",
+            "policy",
+            "attribute '__init__' is Facade.__init__ bound to a Facade",
+        ),
+        "a provider namespace re-made by its __init__": Refusal(
+            "tools.__init__(None, 'tools', ['x'])",
+            "policy",
+            "attribute '__init__' is Namespace.__init__ bound to a Namespace",
+        ),
         "a refused decorator result kept after its refusal is caught": Refusal(
             "try:\n    @type\n    def f():\n        pass\nexcept PolicyError:\n    pass\nf",
             "runtime",

@@ -329,6 +329,14 @@ CASES: dict[str, str] = {
         "[p.n, q.n, sorted(rows, key=operator.itemgetter('a')), operator.attrgetter('n')(p), "
         "operator.methodcaller('upper')('x'), operator.add(1, 2), copy.copy([1, [2]])]"
     ),
+    "dataclasses' asdict, astuple and replace": (
+        "import dataclasses, contextlib\n@dataclasses.dataclass\nclass P:\n    x: int\n    tags: list\n"
+        "class S(contextlib.ExitStack):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.n = 1\n"
+        "p = P(1, ['a'])\nd = dataclasses.asdict(p)\nd['tags'].append('b')\n"
+        "[d, dataclasses.astuple(p), dataclasses.replace(p, x=2).x, p.tags, S().n, "
+        "dataclasses.asdict(p, dict_factory=lambda kv: sorted(kv))]"
+    ),
     "copy and deepcopy of ordinary values": (
         "import copy, collections, dataclasses, datetime, decimal, enum, fractions\n"
         "@dataclasses.dataclass\nclass P:\n    xs: list\nclass C(enum.Enum):\n    A = 1\n"
