@@ -601,6 +601,17 @@ _COPY_CONTAINERS: frozenset[type] = frozenset(
     | {collections.OrderedDict, collections.Counter, collections.defaultdict}
 )
 _INSTANCE_HOOKS = (*_REDUCE_HOOKS, "__getstate__", "__setstate__")
+_CLASS_COPY_HOOKS = (*_INSTANCE_HOOKS, "__new__", "__getnewargs__", "__getnewargs_ex__")
+"""What copy's reduce calls on a class: a snippet's ``__new__`` could return any object for
+copy to write the state into with the real ``setattr``."""
+
+
+def _snippet_hook(value: Any) -> bool:
+    """``value`` (a class's copy hook) is the snippet's own function, or wraps one; enum's own
+    ``__new__``, set in each enum class, is not."""
+    if value is None:
+        return False
+    return bool(ADOPTION.owns(getattr(value, "__func__", value)))
 
 
 def _copy_container(kind: type) -> bool:
@@ -663,10 +674,11 @@ def _copyable(value: Any, deep: bool) -> None:
             continue
         if owned:
             for klass in kind.__mro__:
-                if ADOPTION.owns(klass) and any(h in vars(klass) for h in _REDUCE_HOOKS):
+                hooks = [h for h in _CLASS_COPY_HOOKS if _snippet_hook(vars(klass).get(h))]
+                if ADOPTION.owns(klass) and hooks:
                     raise TypeError(
-                        f"cannot copy a {kind.__name__}: its class defines its own reduce hook; "
-                        "define __copy__ or __deepcopy__ instead"
+                        f"cannot copy a {kind.__name__}: its class defines {hooks[0]}, which "
+                        "copy would call; define __copy__ or __deepcopy__ instead"
                     )
             held = getattr(item, "__dict__", None)
             if type(held) is dict and any(h in held for h in _INSTANCE_HOOKS):

@@ -279,7 +279,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "copy with a reduce hook naming a constructor": Refusal(
             "import copy\nclass C:\n    def __reduce__(self):\n        return (print, ('x',))\ncopy.copy(C())",
             "runtime",
-            "its class defines its own reduce hook",
+            "its class defines __reduce__, which copy would call",
         ),
         "copy of a module facade": Refusal(
             "import copy, json\ncopy.copy(json)", "runtime", "it belongs to the sandbox"
@@ -452,7 +452,22 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "        return (lambda: asyncio.sleep, (), (None, {'__qualname__': 'pwned'}))\n"
             "dataclasses.asdict(D(O()))",
             "runtime",
-            "cannot copy a O: its class defines its own reduce hook",
+            "cannot copy a O: its class defines __reduce_ex__, which copy would call",
+        ),
+        "copy of an object whose __new__ returns another": Refusal(
+            "import copy, asyncio\nclass O:\n    arm = False\n    def __new__(cls, *a):\n"
+            "        return asyncio.sleep if O.arm else object.__new__(cls)\n"
+            "    def __getstate__(self):\n        return (None, {'__qualname__': 'pwned'})\n"
+            "o = O()\nO.arm = True\ncopy.copy(o)",
+            "runtime",
+            "cannot copy a O: its class defines __getstate__, which copy would call",
+        ),
+        "copy of a dict subclass whose __new__ returns another": Refusal(
+            "import copy, asyncio, collections\nA = []\nclass OD(collections.OrderedDict):\n"
+            "    def __new__(cls, *a):\n        return asyncio.sleep if A else super().__new__(cls)\n"
+            "o = OD()\no.marker = 'planted'\nA.append(1)\ncopy.deepcopy([o])",
+            "runtime",
+            "cannot copy a OD: its class defines __new__, which copy would call",
         ),
         "replace of an object that is no made dataclass": Refusal(
             "import dataclasses\ndataclasses.replace(tools.ls)",
@@ -707,7 +722,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "import copy\nclass C:\n    def __reduce_ex__(self, p):\n        return (print, ())\n"
             "copy.deepcopy([C()])",
             "runtime",
-            "its class defines its own reduce hook",
+            "its class defines __reduce_ex__, which copy would call",
         ),
         "operator.iadd iterating past the guard": Refusal(
             "import operator\noperator.iadd", "runtime", "operator.iadd is not available"
