@@ -36,6 +36,7 @@ from runtime.worker._values import (
     ASYNC_STEPS,
     PLAIN,
     SAFE_DUNDERS,
+    STANDS_FOR_SNIPPET,
     Admission,
     function_str,
     is_vetted_record,
@@ -101,6 +102,10 @@ def check_name(name: object) -> str:
     return name
 
 
+_RUNNING: list[SnippetClasses] = []
+"""The running execution's classes (a worker runs one execution at a time)."""
+
+
 class SnippetClasses:
     """Remembers the classes a snippet defines; only their instances accept attribute writes."""
 
@@ -109,11 +114,13 @@ class SnippetClasses:
         self._keep: list[type] = []
         self.metaclass = _ClassStatement(self)
         """What every ``class`` statement of the snippet calls (as its ``metaclass``)."""
+        _RUNNING[:] = [self]
 
     def adopt(self, cls: type) -> type:
         """Count ``cls`` as the snippet's own (for classes a vetted factory made for it)."""
-        self._ids.add(id(cls))
-        self._keep.append(cls)
+        if id(cls) not in self._ids:
+            self._ids.add(id(cls))
+            self._keep.append(cls)
         return cls
 
     def defined(self, cls: type) -> bool:
@@ -128,7 +135,7 @@ class SnippetClasses:
         or one of its functions (or a method of one bound to its object)."""
         kind = type(obj)
         if kind is types.FunctionType:
-            return bool(obj.__code__.co_filename == FILENAME)
+            return bool(obj.__code__.co_filename == FILENAME) or obj in STANDS_FOR_SNIPPET
         if kind is types.MethodType:
             return self.owns(obj.__func__)
         if isinstance(obj, type):
@@ -158,6 +165,39 @@ def admit_metaclass(meta: type) -> None:
     facade's ``typing.NamedTuple``)."""
     global VETTED_METACLASSES
     VETTED_METACLASSES = VETTED_METACLASSES | {meta}
+
+
+_ADOPT_KEY = " adopt"
+"""Where a class statement's namespace holds its :class:`_AdoptOnCreation` (no name can
+spell it, so the class body never reads it)."""
+
+
+class _AdoptOnCreation:
+    """The first entry of a class statement's namespace: Python calls its ``__set_name__``
+    as soon as the class object exists, before anything else in the body (enum makes its
+    members there, with ``object.__new__(cls)`` in the snippet's ``__new__``), so the class
+    counts as the snippet's own from then on; it then leaves the class."""
+
+    __slots__ = ("_classes",)
+
+    def __init__(self, classes: SnippetClasses) -> None:
+        self._classes: SnippetClasses | None = classes
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:  # a descriptor: no enum member
+        raise AttributeError(_ADOPT_KEY)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        classes = self._classes
+        if classes is not None and name == _ADOPT_KEY and vars(owner).get(name) is self:
+            self.close(owner)
+            classes.adopt(owner)
+
+    def close(self, made: Any) -> None:
+        """Never adopt again, and leave ``made`` (a class that copied its namespace without
+        calling ``__set_name__``, as namedtuple's does, keeps the entry otherwise)."""
+        self._classes = None
+        if isinstance(made, type) and vars(made).get(_ADOPT_KEY) is self:
+            type.__delattr__(made, _ADOPT_KEY)
 
 
 class _ClassStatement:
@@ -190,16 +230,23 @@ class _ClassStatement:
 
     def __prepare__(self, name: str, bases: tuple[Any, ...], **kwargs: Any) -> Any:
         winner = self._winner(name, bases)
-        if winner is type:
-            return {}
-        return winner.__prepare__(name, bases, **kwargs)
+        namespace = {} if winner is type else winner.__prepare__(name, bases, **kwargs)
+        namespace[_ADOPT_KEY] = _AdoptOnCreation(self._classes)
+        return namespace
 
     def __call__(
         self, name: str, bases: tuple[Any, ...], namespace: dict[str, Any], **kwargs: Any
     ) -> type:
         winner = self._winner(name, bases)
+        adopter = namespace.get(_ADOPT_KEY)
         check_namespace(name, namespace)
-        made: type = winner(name, bases, namespace, **kwargs)
+        try:
+            made: type = winner(name, bases, namespace, **kwargs)
+        finally:
+            if type(adopter) is _AdoptOnCreation:
+                adopter.close(None)
+        if type(adopter) is _AdoptOnCreation:
+            adopter.close(made)
         return self._classes.adopt(made)
 
 
@@ -209,13 +256,66 @@ _DATA_DUNDERS = frozenset(
 
 
 def _snippet_function(value: Any) -> bool:
+    if value in _CHECKED_NEW:
+        return True
     return type(value) is types.FunctionType and value.__code__.co_filename == FILENAME
 
 
-def check_class_value(name: str, key: str, value: Any) -> None:
+_CHECKED_NEW = STANDS_FOR_SNIPPET
+"""The ``__new__`` of each snippet class as the class holds it, with the snippet's own
+function it checks."""
+_NEW_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+"""What a ``__new__`` may return besides an instance of its class: values without attributes."""
+
+
+def snippet_new(value: Any) -> bool:
+    """``value`` is a snippet class's ``__new__`` (as the class holds it, checked)."""
+    return getattr(value, "__func__", value) in _CHECKED_NEW
+
+
+def _checked_new(new: Any) -> Any:
+    """The snippet's ``__new__`` as its class holds it: what it returns is an instance of the
+    class it was asked for, or a value without attributes. Python hands a ``__new__``'s result
+    on natively (enum names its members by setting attributes on them, copy writes state into
+    it), so a result from outside (``return json``) is refused here."""
+
+    def __new__(cls: Any, /, *args: Any, **kwargs: Any) -> Any:
+        made = new(cls, *args, **kwargs)
+        kind = type(made)
+        if kind in _NEW_ATOMS or (isinstance(cls, type) and issubclass(kind, cls)):
+            return made
+        if _RUNNING and _RUNNING[-1].owns_instance(made):
+            return made
+        raise TypeError(
+            f"{new.__qualname__}() returned a {kind.__name__} from outside the snippet: a "
+            "snippet's __new__ returns an instance of its own classes (or a number, string or "
+            "None)"
+        )
+
+    __new__.__qualname__, __new__.__doc__ = new.__qualname__, new.__doc__
+    __new__.__module__ = new.__module__
+    _CHECKED_NEW[__new__] = new
+    return __new__
+
+
+def _checking_new(value: Any) -> Any:
+    """``value``, a class's ``__new__``, as the class must hold it (see :func:`_checked_new`)."""
+    if value in _CHECKED_NEW:
+        return value
+    if type(value) is types.FunctionType:
+        return _checked_new(value)
+    if isinstance(value, staticmethod | classmethod) and type(value.__func__) is types.FunctionType:
+        if value.__func__ in _CHECKED_NEW:
+            return value
+        return type(value)(_checked_new(value.__func__))
+    return value
+
+
+def check_class_value(name: str, key: str, value: Any) -> Any:
     """A special method of a snippet's class is a function the snippet defined (or a
     classmethod, staticmethod or property of one), ``None``, or data: Python calls it natively,
-    so a builtin or a function from outside there (``__add__ = type``) would run unchecked."""
+    so a builtin or a function from outside there (``__add__ = type``) would run unchecked.
+    Returns what the class holds: the value, or for ``__new__`` the checked function."""
     if key == "__del__":  # however it is given: def, an assignment, setattr, type()
         raise _deny(
             f"class {name}'s __del__",
@@ -223,19 +323,19 @@ def check_class_value(name: str, key: str, value: Any) -> None:
             "use a with block (__enter__/__exit__) instead",
         )
     if not (key.startswith("__") and key.endswith("__")) or key in _DATA_DUNDERS:
-        return
+        return value
     if value is None or _snippet_function(value):
-        return
+        return _checking_new(value) if key == "__new__" else value
     if isinstance(value, classmethod | staticmethod):
         inner = value.__func__
         if _snippet_function(inner):
-            return
+            return _checking_new(value) if key == "__new__" else value
     elif isinstance(value, property):
         parts = (value.fget, value.fset, value.fdel)
         if all(part is None or _snippet_function(part) for part in parts):
-            return
+            return value
     elif not callable(value) and not hasattr(type(value), "__get__"):
-        return  # data: a number, a string, a tuple
+        return value  # data: a number, a string, a tuple
     raise _deny(
         f"class {name}'s {key} = {type(value).__name__}",
         "a special method must be a function the snippet defines",
@@ -256,8 +356,7 @@ class _ClassWrites:
 
     def __setattr__(self, name: str, value: Any) -> None:
         cls = object.__getattribute__(self, "_cls")
-        check_class_value(cls.__name__, name, value)
-        setattr(cls, name, value)
+        setattr(cls, name, check_class_value(cls.__name__, name, value))
 
     def __delattr__(self, name: str) -> None:
         delattr(object.__getattribute__(self, "_cls"), name)
@@ -322,8 +421,10 @@ def check_namespace(name: str, namespace: Any) -> None:
     hooks = sorted(CLASS_HOOKS.intersection(namespace.keys()))
     if hooks:
         raise _deny(f"class {name} defining {hooks[0]}", "isinstance hooks are refused")
-    for key, value in namespace.items():
-        check_class_value(name, key, value)
+    held = {key: check_class_value(name, key, value) for key, value in namespace.items()}
+    for key, value in held.items():
+        if value is not namespace[key]:
+            namespace[key] = value
     if "__match_args__" in namespace:
         names = namespace["__match_args__"]
         if type(names) is not tuple or any(type(n) is not str for n in names):
@@ -770,10 +871,14 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
 
     def unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Any:
         """``a, (b, c) = value``: unpack through the iteration guard, nested levels included.
-        A flat target over a tuple or list needs no guard: Python unpacks it as it is. Without
+        A flat target over a tuple or list of plain items needs no guard: Python unpacks it
+        as it is (other items are checked, as iteration would). Without
         a starred name, an iterator gives up one item more than the target binds, no more
         (what is left stays for the next reader, as in CPython)."""
         if not spec["childs"] and type(it) in _FLAT:
+            for item in it:  # a tuple an outside call made may hold anything
+                if type(item) not in PLAIN:
+                    return [x if type(x) in PLAIN else admit(x, "an item") for x in it]
             return it
         if spec.get("star", True) or type(it) in _FLAT:
             items = list(guarded_iter(it))

@@ -53,7 +53,7 @@ from typing import Any
 from contract import MODULES, NEVER
 from runtime.worker import _audit, _guards
 from runtime.worker._policy import DENIED_ATTRIBUTES
-from runtime.worker._vetted import ADOPTION, vetted_makers
+from runtime.worker._vetted import ADOPTION, _marking, vetted_makers
 
 VETTED: dict[str, tuple[str, ...]] = {m: names for m, names in MODULES.items() if m != "asyncio"}
 """Modules whose facade exposes their own vetted names (``asyncio``'s is rebuilt below)."""
@@ -269,8 +269,8 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
     NamedTuple.__mro_entries__ = lambda bases: (NamedTupleBase,)  # type: ignore[attr-defined]
 
     def overload(func: Callable[..., Any]) -> Any:
-        """typing.overload."""
-        return ADOPTION.vet(typing.overload(func))
+        """typing.overload, of the snippet's own function (it reads the function's code)."""
+        return ADOPTION.vet(_marking("typing", typing.overload)(func))
 
     def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
         """functools.lru_cache, as a decorator or a decorator factory."""

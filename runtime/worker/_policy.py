@@ -232,20 +232,17 @@ class _Bindings(ast.NodeVisitor):
         self.other.update(node.names)
 
 
-def direct_callees(tree: ast.AST) -> frozenset[str]:
-    """Names whose calls need no result check: unbound builtins of ``DIRECT_CALLEES`` and
-    functions and classes the snippet defines with plain, undecorated statements."""
+def call_sites(tree: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+    """From one walk of the snippet's bindings: the names whose calls need no result check
+    (unbound builtins of ``DIRECT_CALLEES`` and functions and classes the snippet defines
+    with plain, undecorated statements), and the names of :data:`ITERATING` it never rebinds
+    (so they are the builtins)."""
     bindings = _Bindings()
     bindings.visit(tree)
-    builtin = DIRECT_CALLEES - bindings.definitions - bindings.other
-    return frozenset(builtin | (bindings.definitions - bindings.other))
-
-
-def iterating_builtins(tree: ast.AST) -> frozenset[str]:
-    """The names of :data:`ITERATING` the snippet never rebinds (so they are the builtins)."""
-    bindings = _Bindings()
-    bindings.visit(tree)
-    return frozenset(ITERATING) - bindings.definitions - bindings.other
+    bound = bindings.definitions | bindings.other
+    builtin = DIRECT_CALLEES - bound
+    direct = frozenset(builtin | (bindings.definitions - bindings.other))
+    return direct, frozenset(ITERATING) - bound
 
 
 class SnippetPolicy(RestrictingNodeTransformer):
@@ -892,8 +889,7 @@ def compile_snippet(
     policy = SnippetPolicy(errors, [], {})
     try:
         tree = _Mangler().visit(tree)
-        policy.direct = direct_callees(tree)
-        policy.iterating = iterating_builtins(tree)
+        policy.direct, policy.iterating = call_sites(tree)
         policy.visit(tree)
     except RecursionError:
         return None, [CompileProblem("syntax", "the snippet is nested too deeply", None, None)]

@@ -25,6 +25,7 @@ The guards they use are those of the running execution, reached through :data:`A
 
 from __future__ import annotations
 
+import abc
 import ast
 import collections
 import contextlib
@@ -34,6 +35,7 @@ import datetime
 import decimal
 import enum
 import fractions
+import functools
 import inspect
 import io
 import keyword
@@ -332,10 +334,65 @@ def _decorator_call(self: Any, func: Any) -> Any:
     return ADOPTION.vet(_real_decorator_call(self, ADOPTION.checked(func)))
 
 
+_real_fraction_new: Any = fractions.Fraction.__new__
+_EXACT_NUMBERS = frozenset({int, float, str, decimal.Decimal, fractions.Fraction, type(None)})
+
+
+def _exact_ratio(ratio: Any, why: str) -> Any:
+    """The exact int or ``Fraction`` a subclass's ``(numerator, denominator)`` stands for."""
+    if type(ratio) is not tuple or len(ratio) != 2:
+        raise TypeError(why)
+    if not all(isinstance(part, int) for part in ratio):
+        raise TypeError(why)
+    numerator, denominator = (int.__int__(part) for part in ratio)
+    if denominator == 1:
+        return numerator
+    return _real_fraction_new(fractions.Fraction, numerator, denominator)
+
+
+def _exact_number(value: Any, why: str, alone: bool) -> Any:
+    """``value`` as an exact builtin number, string or ``Fraction``: ``Fraction`` reads a
+    subclass's ``numerator`` and ``denominator`` or its ``as_integer_ratio()`` and keeps what
+    they return as its parts, which its arithmetic then trusts to be ints; here they are
+    read as it would, and must be ints."""
+    kind = type(value)
+    if kind in _EXACT_NUMBERS:
+        return value
+    if issubclass(kind, int | fractions.Fraction):
+        return _exact_ratio((value.numerator, value.denominator), why)
+    if issubclass(kind, float):
+        return _exact_ratio(value.as_integer_ratio(), why) if alone else float.__float__(value)
+    if issubclass(kind, decimal.Decimal):
+        if alone:
+            return _exact_ratio(value.as_integer_ratio(), why)
+        return decimal.Decimal(decimal.Decimal.__str__(value))
+    if issubclass(kind, str):
+        return str.__str__(value)
+    raise TypeError(why)
+
+
+def _fraction_new(
+    cls: Any, numerator: Any = 0, denominator: Any = None, *, _normalize: bool = True
+) -> Any:
+    """``Fraction.__new__`` whose parts are always ints (see :func:`_exact_number`)."""
+    alone = denominator is None
+    why = (
+        "argument should be a string or a Rational instance"
+        if alone
+        else "both arguments should be Rational instances"
+    )
+    return _real_fraction_new(
+        cls,
+        _exact_number(numerator, why, alone),
+        None if alone else _exact_number(denominator, why, alone),
+        _normalize=_normalize,
+    )
+
+
 def patch_stdlib() -> None:
     """In the process that builds the facades (the zygote, whose workers run snippets; never
     the host): dataclasses' ``exec`` trusted, typing's and enum's frame walks gone, the
-    wrapper a context decorator makes vetted."""
+    wrapper a context decorator makes vetted, fractions made of exact numbers only."""
     dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
     # asdict() and astuple() deep-copy each leaf with the module's own copy: the checked one
     dataclasses.copy = types.SimpleNamespace(  # type: ignore[attr-defined]
@@ -344,6 +401,7 @@ def patch_stdlib() -> None:
     typing._caller = _caller  # type: ignore[attr-defined]
     enum.EnumType._create_ = _enum_create  # type: ignore[attr-defined]
     contextlib.ContextDecorator.__call__ = _decorator_call  # type: ignore[method-assign]
+    fractions.Fraction.__new__ = staticmethod(_fraction_new)  # type: ignore[method-assign]
 
 
 def _identifier(name: object, what: str) -> str:
@@ -611,7 +669,7 @@ def _snippet_hook(value: Any) -> bool:
     ``__new__``, set in each enum class, is not."""
     if value is None:
         return False
-    return bool(ADOPTION.owns(getattr(value, "__func__", value)))
+    return _guards.snippet_new(value) or bool(ADOPTION.owns(getattr(value, "__func__", value)))
 
 
 def _copy_container(kind: type) -> bool:
@@ -752,6 +810,61 @@ class ZoneInfo(zoneinfo.ZoneInfo):
 ZoneInfo.__module__ = "zoneinfo"
 
 
+def _own_target(value: Any) -> bool:
+    """``value`` is the snippet's own function or class, or a classmethod, staticmethod or
+    property made of its functions."""
+    if isinstance(value, classmethod | staticmethod):
+        return _own_target(value.__func__)
+    if isinstance(value, property):
+        parts = (value.fget, value.fset, value.fdel)
+        return all(part is None or ADOPTION.owns(part) for part in parts)
+    return bool(ADOPTION.owns(value))
+
+
+def _marking(module: str, real: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A decorator that marks what it is given by setting attributes on it (``typing.final``
+    sets ``__final__``, ``total_ordering`` the missing comparisons): the snippet's own
+    functions and classes only, never an object from outside."""
+
+    def marking(arg: Any, /) -> Any:
+        if not _own_target(arg):
+            raise TypeError(
+                f"{module}.{real.__name__}() marks the function or class it decorates by "
+                f"setting attributes on it: give it one the snippet defines, not a "
+                f"{type(arg).__name__} from outside"
+            )
+        return real(arg)
+
+    marking.__name__ = marking.__qualname__ = real.__name__
+    marking.__doc__, marking.__module__ = real.__doc__, module
+    return marking
+
+
+def no_type_check(arg: Any, /) -> Any:
+    """typing.no_type_check: marks the snippet's function, or its class and the functions
+    and classes the class defines (never what it inherits from outside)."""
+    if not _own_target(arg):
+        raise TypeError(
+            "typing.no_type_check() marks the function or class it decorates by setting "
+            f"attributes on it: give it one the snippet defines, not a {type(arg).__name__} "
+            "from outside"
+        )
+    pending, seen = [arg], set()
+    while pending:
+        item = pending.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, classmethod | staticmethod):
+            item = item.__func__
+        if isinstance(item, type):
+            pending.extend(v for v in vars(item).values() if _own_target(v))
+        if isinstance(item, types.FunctionType | type) and ADOPTION.owns(item):
+            with contextlib.suppress(TypeError, AttributeError):
+                item.__no_type_check__ = True  # type: ignore[union-attr]
+    return arg
+
+
 def vetted_makers() -> dict[tuple[str, str], Any]:
     """The members above, by module and name (for the facades: patches the stdlib first)."""
     patch_stdlib()
@@ -797,4 +910,9 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("copy", "deepcopy"): deepcopy,
         ("zoneinfo", "ZoneInfo"): ZoneInfo,
         ("zoneinfo", "available_timezones"): available_timezones,
+        ("typing", "final"): _marking("typing", typing.final),
+        ("typing", "runtime_checkable"): _marking("typing", typing.runtime_checkable),
+        ("typing", "no_type_check"): no_type_check,
+        ("abc", "abstractmethod"): _marking("abc", abc.abstractmethod),
+        ("functools", "total_ordering"): _marking("functools", functools.total_ordering),
     }

@@ -494,6 +494,61 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "runtime",
             "X object is not plain data",
         ),
+        "an enum member made by a __new__ returning an object from outside": Refusal(
+            "import enum, json\nclass E(enum.Enum):\n    def __new__(cls, v):\n"
+            "        return json.dumps\n    A = 1\nE.A",
+            "runtime",
+            "E.__new__() returned a function from outside the snippet",
+        ),
+        "an enum member made by a mixin's __new__": Refusal(
+            "import enum, json\nclass M:\n    def __new__(cls, v):\n        return json.dumps\n"
+            "class E(M, enum.Enum):\n    A = 1\nE.A",
+            "runtime",
+            "M.__new__() returned a function from outside the snippet",
+        ),
+        "a __new__ set on the class later": Refusal(
+            "import json\nclass C:\n    pass\ndef new(cls):\n    return json.dumps\n"
+            "C.__new__ = new\nC()",
+            "runtime",
+            "new() returned a function from outside the snippet",
+        ),
+        "a __new__ given to type()": Refusal(
+            "import json\ndef new(cls):\n    return json\nC = type('C', (), {'__new__': new})\nC()",
+            "runtime",
+            "new() returned a Facade from outside the snippet",
+        ),
+        "typing.final marking a function from outside": Refusal(
+            "import typing, json\ntyping.final(json.dumps)",
+            "runtime",
+            "typing.final() marks the function or class it decorates by setting attributes",
+        ),
+        "abc.abstractmethod marking a function from outside": Refusal(
+            "import abc, json\nabc.abstractmethod(json.loads)",
+            "runtime",
+            "abc.abstractmethod() marks the function or class it decorates",
+        ),
+        "no_type_check marking a class from outside": Refusal(
+            "import typing, collections\ntyping.no_type_check(collections.Counter)",
+            "runtime",
+            "typing.no_type_check() marks the function or class it decorates",
+        ),
+        "total_ordering filling in a class from outside": Refusal(
+            "import functools, collections\nfunctools.total_ordering(collections.OrderedDict)",
+            "runtime",
+            "functools.total_ordering() marks the function or class it decorates",
+        ),
+        "a Fraction made of what a subclass's as_integer_ratio returns": Refusal(
+            "import fractions\nclass F(float):\n    def as_integer_ratio(self):\n"
+            "        return (print, 1)\nfractions.Fraction(F(1.5))",
+            "runtime",
+            "argument should be a string or a Rational instance",
+        ),
+        "a Fraction made of what an int subclass calls its numerator": Refusal(
+            "import fractions\nclass I(int):\n    @property\n    def numerator(self):\n"
+            "        return [print]\nfractions.Fraction(1, I(2))",
+            "runtime",
+            "both arguments should be Rational instances",
+        ),
     },
     "builtins": {
         "lambda globals": Refusal(

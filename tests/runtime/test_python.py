@@ -156,6 +156,33 @@ CASES: dict[str, str] = {
         "[(1).__class__.__name__, C().__class__.__name__, C().__dict__, f.__name__, "
         "type(C()).__name__, C.__mro__[0].__name__, [].__len__()]"
     ),
+    "a __new__ that keeps one instance, inherited": (
+        "class S:\n    _inst = None\n    def __new__(cls, *a):\n"
+        "        if cls._inst is None:\n            cls._inst = super().__new__(cls)\n"
+        "        return cls._inst\nclass T(S):\n    pass\n"
+        "[S() is S(), T() is S(), type(T()).__name__, S.__new__.__qualname__]"
+    ),
+    "a __new__ of an int subclass, and one returning a number": (
+        "class N(int):\n    def __new__(cls, v):\n        return super().__new__(cls, v * 2)\n"
+        "class W:\n    def __new__(cls):\n        return 5\n[N(2), type(N(2)).__name__, W()]"
+    ),
+    "an enum whose members get their values in __new__": (
+        "import enum\nclass Planet(enum.Enum):\n    def __new__(cls, mass, radius):\n"
+        "        obj = object.__new__(cls)\n        obj._value_ = mass\n"
+        "        obj.radius = radius\n        return obj\n    EARTH = (5.97, 6371)\n"
+        "    MARS = (0.642, 3389)\n[Planet.EARTH.value, Planet.MARS.radius, Planet(0.642).name]"
+    ),
+    "total_ordering, abstractmethod, final and no_type_check on the snippet's own": (
+        "import abc, functools, typing\n@functools.total_ordering\nclass V:\n"
+        "    def __init__(self, v):\n        self.v = v\n"
+        "    def __eq__(self, o):\n        return self.v == o.v\n"
+        "    def __lt__(self, o):\n        return self.v < o.v\n"
+        "class A(abc.ABC):\n    @abc.abstractmethod\n    def f(self): ...\n"
+        "    @classmethod\n    @abc.abstractmethod\n    def g(cls): ...\n"
+        "@typing.final\nclass F:\n    pass\n@typing.no_type_check\nclass N:\n"
+        "    def m(self):\n        pass\ntry:\n    A()\nexcept TypeError as e:\n    m = str(e)\n"
+        "[V(2) >= V(1), V(1) > V(2), m, F.__final__, N.m.__no_type_check__]"
+    ),
     # -- constructs ---------------------------------------------------------------------------
     "nonlocal counters": (
         "def counter():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n"
@@ -234,6 +261,13 @@ CASES: dict[str, str] = {
         "issubclass(EncodingWarning, Warning), str(NotADirectoryError('x'))]"
     ),
     # -- modules ------------------------------------------------------------------------------
+    "fractions of subclasses take their values": (
+        "import decimal, fractions\nF = fractions.Fraction\nclass Fl(float):\n"
+        "    def as_integer_ratio(self):\n        return (7, 1)\n"
+        "class I(int):\n    pass\nclass G(F):\n    pass\n"
+        "[str(x) for x in (F(Fl(1.5)), F(I(3), I(6)), F(G(3, 4)), F(decimal.Decimal('2.5')), "
+        "F(G(1, 3), F(2, 3)), F(True), F('1/3') + F(1, 6))]"
+    ),
     "dataclasses": (
         "from dataclasses import dataclass, field, asdict, replace\n"
         "@dataclass(order=True)\nclass P:\n    x: int\n    y: int = 0\n"
