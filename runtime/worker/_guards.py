@@ -256,9 +256,9 @@ _DATA_DUNDERS = frozenset(
 
 
 def _snippet_function(value: Any) -> bool:
-    if value in _CHECKED_NEW:
-        return True
-    return type(value) is types.FunctionType and value.__code__.co_filename == FILENAME
+    if type(value) is not types.FunctionType:
+        return False
+    return value.__code__.co_filename == FILENAME or value in _CHECKED_NEW
 
 
 _CHECKED_NEW = STANDS_FOR_SNIPPET
@@ -270,7 +270,9 @@ _NEW_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 def snippet_new(value: Any) -> bool:
     """``value`` is a snippet class's ``__new__`` (as the class holds it, checked)."""
-    return getattr(value, "__func__", value) in _CHECKED_NEW
+    if isinstance(value, staticmethod | classmethod):
+        value = value.__func__
+    return type(value) is types.FunctionType and value in _CHECKED_NEW
 
 
 def _checked_new(new: Any) -> Any:
@@ -300,10 +302,8 @@ def _checked_new(new: Any) -> Any:
 
 def _checking_new(value: Any) -> Any:
     """``value``, a class's ``__new__``, as the class must hold it (see :func:`_checked_new`)."""
-    if value in _CHECKED_NEW:
-        return value
     if type(value) is types.FunctionType:
-        return _checked_new(value)
+        return value if value in _CHECKED_NEW else _checked_new(value)
     if isinstance(value, staticmethod | classmethod) and type(value.__func__) is types.FunctionType:
         if value.__func__ in _CHECKED_NEW:
             return value

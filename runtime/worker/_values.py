@@ -566,7 +566,7 @@ class Admission:
         code = getattr(function, "__code__", None)
         if (code is not None and code.co_filename == FILENAME) or self.is_vetted(function):
             return value
-        if function in STANDS_FOR_SNIPPET:
+        if type(function) is types.FunctionType and function in STANDS_FOR_SNIPPET:
             return value
         owner = bound if isinstance(bound, type) else type(bound)
         name = getattr(function, "__name__", "")
