@@ -158,15 +158,31 @@ class Channel:
         )
 
 
-class ProviderFunction:
+class ReadOnly:
+    """A sandbox object a snippet holds, whose state nothing may change once it is made (its
+    ``__init__`` sets it with ``object.__setattr__``)."""
+
+    __slots__ = ()
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} objects are read-only")
+
+    def __delattr__(self, attr: str) -> None:
+        raise AttributeError(f"{type(self).__name__} objects are read-only")
+
+
+class ProviderFunction(ReadOnly):
     """A callable provider; positional arguments are matched to its parameters on the host."""
 
     __slots__ = ("_channel", "_name", "_namespace")
+    _channel: Channel
+    _name: str
+    _namespace: str
 
     def __init__(self, channel: Channel, namespace: str, name: str) -> None:
-        self._channel = channel
-        self._namespace = namespace
-        self._name = name
+        object.__setattr__(self, "_channel", channel)
+        object.__setattr__(self, "_namespace", namespace)
+        object.__setattr__(self, "_name", name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._channel.call(self._namespace, self._name, kwargs, args)
@@ -175,7 +191,7 @@ class ProviderFunction:
         return f"<provider {self._namespace}.{self._name}>"
 
 
-class Namespace:
+class Namespace(ReadOnly):
     """A provider namespace (``tools``, ``mcp``...) or a sub-namespace (``mcp.git``).
 
     A catalog name ``git.*`` stands for every name under ``git.`` (an MCP server whose tools
@@ -183,12 +199,18 @@ class Namespace:
     says what exists."""
 
     __slots__ = ("_channel", "_names", "_path", "_root")
+    _channel: Channel
+    _names: tuple[str, ...]
+    _path: str
+    _root: str
 
-    def __init__(self, channel: Channel, root: str, names: list[str], path: str = "") -> None:
-        self._channel = channel
-        self._root = root
-        self._names = names
-        self._path = path
+    def __init__(
+        self, channel: Channel, root: str, names: list[str] | tuple[str, ...], path: str = ""
+    ) -> None:
+        object.__setattr__(self, "_channel", channel)
+        object.__setattr__(self, "_root", root)
+        object.__setattr__(self, "_names", tuple(names))
+        object.__setattr__(self, "_path", path)
 
     def __getattr__(self, attr: str) -> Any:
         full = f"{self._path}{attr}"
@@ -208,12 +230,6 @@ class Namespace:
             raise AttributeError(f"{shown} is not a tool; no tools are registered in {self._root}")
         listed = ", ".join(sorted(self._names)[:30])
         raise AttributeError(f"{shown} is not a tool; {self._root} has: {listed}")
-
-    def __setattr__(self, attr: str, value: Any) -> None:
-        if attr in Namespace.__slots__:
-            object.__setattr__(self, attr, value)
-            return
-        raise AttributeError("provider namespaces are read-only")
 
     def __repr__(self) -> str:
         return f"<namespace {self._root}{'.' + self._path.rstrip('.') if self._path else ''}>"

@@ -39,7 +39,7 @@ from runtime.worker._values import (
     STANDS_FOR_SNIPPET,
     Admission,
     function_str,
-    is_vetted_record,
+    is_writable_record,
 )
 
 # Driving a coroutine by hand would surface the futures it waits on.
@@ -124,8 +124,10 @@ class SnippetClasses:
         return cls
 
     def defined(self, cls: type) -> bool:
-        # never through ``object`` (the last of every mro): it is no snippet's class
-        return any(id(klass) in self._ids for klass in cls.__mro__[:-1])
+        """``cls`` itself went through a ``class`` statement's checks (or a vetted factory):
+        a subclass of the snippet's class made natively (``type.__new__``, a metaclass called
+        in C) is not the snippet's, whatever its bases."""
+        return cls is not object and id(cls) in self._ids
 
     def owns_instance(self, obj: Any) -> bool:
         return self.defined(type(obj))
@@ -417,7 +419,19 @@ def match_class(cls: Any, count: int) -> Any:
 
 def check_namespace(name: str, namespace: Any) -> None:
     """A class body defines no ``isinstance`` hook, and its ``__match_args__`` names only
-    attributes a snippet may read of any object (a class pattern reads them natively)."""
+    attributes a snippet may read of any object (a class pattern reads them natively).
+    Every name in it, its own and its ``__slots__``, is an exact ``str``: a subclass could
+    answer the checks here one way and the interpreter's lookups another."""
+    if type(name) is not str:
+        raise _deny("a class named by a str subclass", "a class name must be a plain str")
+    odd = next((key for key in namespace if type(key) is not str), None)
+    if odd is not None:
+        raise _deny(
+            f"class {name}'s attribute named by a {type(odd).__name__}",
+            "attribute names must be plain str",
+        )
+    if "__slots__" in namespace:
+        _check_slots(name, namespace["__slots__"])
     hooks = sorted(CLASS_HOOKS.intersection(namespace.keys()))
     if hooks:
         raise _deny(f"class {name} defining {hooks[0]}", "isinstance hooks are refused")
@@ -431,6 +445,17 @@ def check_namespace(name: str, namespace: Any) -> None:
             raise _deny(f"class {name}'s __match_args__", "it must be a tuple of str")
         for attribute in names:
             check_name(attribute)
+
+
+def _check_slots(name: str, slots: Any) -> None:
+    """``__slots__`` is a str, or a tuple, list or dict of them, each an exact ``str``."""
+    if type(slots) is str:
+        return
+    if type(slots) not in (tuple, list, dict) or any(type(slot) is not str for slot in slots):
+        raise _deny(
+            f"class {name}'s __slots__ of a {type(slots).__name__}",
+            "__slots__ must be a str, or a tuple, list or dict of plain str",
+        )
 
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
@@ -591,6 +616,12 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         ``obj.name = value`` and ``obj.name`` first."""
         bound = type(original) in (types.MethodWrapperType, types.MethodType)
         obj, rest = (original.__self__, args) if bound else ((args or (None,))[0], args[1:])
+        if rest and type(rest[0]) is not str and isinstance(rest[0], str):
+            # CPython takes a str subclass as the name: the checks and the slot both get its
+            # exact text, never the subclass (whose __eq__, __hash__, startswith would lie)
+            at = 0 if bound else 1
+            args = (*args[:at], str.__str__(rest[0]), *args[at + 1 :])
+            rest = args[at:]
         if not rest or type(rest[0]) is not str:
             return original(*args)  # CPython's own error for the wrong arguments
         name = rest[0]
@@ -602,7 +633,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return compiled_getattr(obj, name)
         if name in WRITE_REFUSED:
             raise _deny(f"writing attribute {name!r}", "it changes what an object is")
-        guarded_write(obj)
+        guarded_write(obj, name)
         return original(*args)
 
     def _from_outside(value: Any) -> bool:
@@ -708,14 +739,14 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         attribute_name(name, "setattr")
         if name in WRITE_REFUSED:
             raise _deny(f"writing attribute {name!r}", "it changes what an object is")
-        setattr(guarded_write(obj), name, value)
+        setattr(guarded_write(obj, name), name, value)
 
     def delattr_(obj: Any, name: str) -> None:
         """``delattr``: ``del obj.name`` for a name known at run time."""
         attribute_name(name, "delattr")
         if name in WRITE_REFUSED:
             raise _deny(f"deleting attribute {name!r}", "it changes what an object is")
-        delattr(guarded_write(obj), name)
+        delattr(guarded_write(obj, name), name)
 
     def vars_(*obj: Any) -> Any:
         """``vars(obj)``: its ``__dict__``, under the rules of ``obj.__dict__``."""
@@ -796,8 +827,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         ``type(name, bases, namespace)`` makes a class as a ``class`` statement does."""
         if type(func) is type and func in _CONTAINERS and args and type(args[0]) not in PLAIN:
             args = (built_from(func, args[0]), *args[1:])
-        elif func is type and len(args) == 3 and not kwargs:
-            return classes.metaclass(*args)
+        elif func is type and len(args) == 3:
+            return classes.metaclass(*args, **kwargs)
         return call_result(func(*args, **kwargs))
 
     def call0(func: Any, /) -> Any:
@@ -853,7 +884,10 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return value
         return admit(value, "this value")
 
-    def guarded_write(obj: Any) -> Any:
+    def guarded_write(obj: Any, name: str | None = None) -> Any:
+        """What ``obj.name = v``, ``obj[k] = v`` (``name`` None) and ``setattr`` write to:
+        containers, the snippet's own objects, and the public attributes of the records
+        in :data:`WRITABLE_RECORDS`."""
         if type(obj) in _WRITABLE_CONTAINERS:
             return obj
         if isinstance(obj, type) and classes.defined(obj):
@@ -862,11 +896,17 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             raise _deny(f"writing to {getattr(obj, '__name__', type(obj).__name__)}", "read-only")
         if classes.owns_instance(obj):
             return obj
-        if is_vetted_record(obj):
-            return obj  # Counter, decimal.Context, TextWrapper...: the worker's own copies
+        if is_writable_record(obj):  # decimal.Context, TextWrapper...: the worker's own copies
+            if name is not None and name.startswith("_"):
+                raise _deny(
+                    f"writing attribute {name!r} of a {type(obj).__name__} object",
+                    "private attributes are writable on the snippet's own objects only",
+                )
+            return obj
         raise _deny(
             f"writing to a {type(obj).__name__} object",
-            "only containers and instances of classes the snippet defines can be modified",
+            "only containers, the snippet's own objects and the vetted modules' records "
+            "(decimal.Context, TextWrapper, Counter...) can be modified",
         )
 
     def unpack_sequence(it: Any, spec: Any, _getiter_: Any) -> Any:

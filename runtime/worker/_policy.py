@@ -294,7 +294,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         """``a.b`` becomes ``_getattr_(a, "b")``, ``a._b`` ``_getattr_private_(a, "_b")``
-        (checked against what ``a`` is), ``a.b = c`` ``_write_(a).b = c``."""
+        (checked against what ``a`` is), ``a.b = c`` ``_write_(a, "b").b = c``."""
         name = node.attr
         if name in DENIED_ATTRIBUTES or name in REFUSED_DUNDERS:
             self.error(node, f'"{name}" is a restricted name: it exposes interpreter internals.')
@@ -306,7 +306,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
         if isinstance(node.ctx, ast.Load):
             guard = "_getattr_private_" if name.startswith("_") else "_getattr_"
             return _call(guard, [node.value, ast.Constant(name)], node, [])
-        node.value = _call("_write_", [node.value], node.value, [])
+        node.value = _call("_write_", [node.value, ast.Constant(name)], node.value, [])
         return node
 
     def visit_Call(self, node: ast.Call) -> Any:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import types
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, Literal
@@ -83,14 +84,38 @@ def error(
     return failure
 
 
+_TRACEBACK: Any = vars(BaseException)["__traceback__"].__get__
+_TB_FRAME: Any = vars(types.TracebackType)["tb_frame"].__get__
+_TB_NEXT: Any = vars(types.TracebackType)["tb_next"].__get__
+_TB_LINENO: Any = vars(types.TracebackType)["tb_lineno"].__get__
+_F_CODE: Any = vars(types.FrameType)["f_code"].__get__
+
+
+def traceback_of(exc: BaseException) -> TracebackType | None:
+    """``exc.__traceback__`` as the interpreter set it: a snippet's exception class may
+    define ``__traceback__`` as a property, whose getter must not run here."""
+    tb = _TRACEBACK(exc)
+    return tb if type(tb) is types.TracebackType else None
+
+
+def _frames(tb: TracebackType | None) -> list[TracebackType]:
+    """The entries of a real traceback, read with the interpreter's own descriptors (nothing
+    a snippet defines runs while the audit hook trusts the reads)."""
+    entries = []
+    with _audit.trusted():
+        while type(tb) is types.TracebackType:
+            entries.append(tb)
+            tb = _TB_NEXT(tb)
+    return entries
+
+
 def snippet_line(tb: TracebackType | None) -> int | None:
     """The last line of the snippet's own code in a traceback."""
-    line = None
+    line, entries = None, _frames(tb)
     with _audit.trusted():
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == FILENAME:
-                line = tb.tb_lineno
-            tb = tb.tb_next
+        for entry in entries:
+            if _F_CODE(_TB_FRAME(entry)).co_filename == FILENAME:
+                line = _TB_LINENO(entry)
     return line
 
 
@@ -99,20 +124,18 @@ def module_error(exc: BaseException) -> BaseException:
     read before it is bound is a ``NameError`` there, not an ``UnboundLocalError``."""
     if type(exc) is not UnboundLocalError:
         return exc
-    tb = exc.__traceback__
+    entries = _frames(traceback_of(exc))
     with _audit.trusted():
-        while tb is not None and tb.tb_next is not None:
-            tb = tb.tb_next
-        top = tb is not None and tb.tb_frame.f_code.co_name == MAIN
+        top = bool(entries) and _F_CODE(_TB_FRAME(entries[-1])).co_name == MAIN
     found = re.match(r"cannot access local variable '(\w+)'", str(exc))
     if not top or found is None:
         return exc
-    return NameError(f"name '{found.group(1)}' is not defined").with_traceback(exc.__traceback__)
+    return NameError(f"name '{found.group(1)}' is not defined").with_traceback(traceback_of(exc))
 
 
 def exception_error(exc: BaseException, limits: WireLimits) -> ResultError:
     exc = module_error(exc)
-    line = snippet_line(exc.__traceback__)
+    line = snippet_line(traceback_of(exc))
     name = type(exc).__name__
     if isinstance(exc, MemoryError):
         return error(

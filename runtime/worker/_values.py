@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
-import dataclasses
 import types
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from contract import MODULES
+from runtime.worker._channel import ReadOnly
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
 from runtime.worker._policy import FILENAME
@@ -330,15 +329,18 @@ class AsyncStepMethod:
 _ASYNC_STEP_METHODS = frozenset({"asend", "athrow", "aclose"})
 
 
-class GuardedSlot:
+class GuardedSlot(ReadOnly):
     """``object.__setattr__``, ``x.__delattr__``, ``Namespace.__setattr__``... as a snippet
     holds them: calling one runs the guard first; the real one stays out of reach (a
     ``functools.partial`` would hand it out as ``.args[0]``)."""
 
     __slots__ = ("_guard", "_original")
+    _guard: Callable[..., Any]
+    _original: Any
 
     def __init__(self, guard: Callable[..., Any], original: Any) -> None:
-        self._guard, self._original = guard, original
+        object.__setattr__(self, "_guard", guard)
+        object.__setattr__(self, "_original", original)
 
     def __call__(self, *args: Any) -> Any:
         return self._guard(self._original, *args)
@@ -347,29 +349,45 @@ class GuardedSlot:
         return f"<slot wrapper {self._original.__name__!r} (guarded)>"
 
 
-READ_ONLY_RECORDS: frozenset[type] = frozenset(
-    {
-        dataclasses.Field,
-        dataclasses._DataclassParams,  # type: ignore[attr-defined]
-        contextlib.ExitStack,
-        contextlib.AsyncExitStack,
-        contextlib._GeneratorContextManager,
-        contextlib._AsyncGeneratorContextManager,
-    }
-)
-"""Records of the vetted modules whose state their module's own code trusts (a field's name
-becomes source text, a stack's callbacks are called on exit): a snippet reads them, never
-writes them."""
+def _writable_records() -> frozenset[type]:
+    import array
+    import csv
+    import decimal
+    import difflib
+    import io
+    import random
+    import statistics
+    import textwrap
+
+    signals: type = type(decimal.Context().traps)  # ctx.traps[decimal.Inexact] = True
+    return frozenset(
+        {decimal.Context, signals, textwrap.TextWrapper, difflib.SequenceMatcher}
+        | {difflib.Differ, random.Random, io.StringIO, io.BytesIO, statistics.NormalDist}
+        | {csv.DictReader, csv.DictWriter, csv.Sniffer, collections.Counter}
+        | {collections.OrderedDict, collections.defaultdict, collections.deque}
+        | {collections.ChainMap, array.array}
+    )
 
 
-def is_vetted_record(obj: Any) -> bool:
-    """An instance (not a class) of a class of the vetted modules: ``Counter``, ``Context``...
-    (not one of :data:`READ_ONLY_RECORDS`)."""
+WRITABLE_RECORDS = _writable_records()
+"""The classes of the vetted modules whose instances a snippet writes (``ctx.prec = 3``,
+``wrapper.width = 40``, ``counter['a'] += 1``): public attributes and items only. Every other
+object from outside is read-only: shared singletons (an enum member, a typing alias that
+forwards writes to whatever it wraps, a cached zone) and records whose module trusts their
+state (a dataclass ``Field``, whose name becomes source text; an ``ExitStack``, whose
+callbacks run on exit; a generator context manager)."""
+
+
+def is_writable_record(obj: Any) -> bool:
+    """An instance of :data:`WRITABLE_RECORDS`, or of the facade's own subclass of one
+    (``collections.defaultdict``)."""
     kind = type(obj)
+    if kind in WRITABLE_RECORDS:
+        return True
     return (
-        not isinstance(obj, type)
-        and kind.__module__ in _VETTED_MODULES
-        and kind not in READ_ONLY_RECORDS
+        kind.__module__ in _VETTED_MODULES
+        and not isinstance(obj, type)
+        and any(base in WRITABLE_RECORDS for base in kind.__mro__)
     )
 
 

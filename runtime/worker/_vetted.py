@@ -695,10 +695,11 @@ def _parts(item: Any) -> list[Any]:
     held = getattr(item, "__dict__", None)
     if type(held) is dict:
         parts.extend(held.values())
-    for klass in type(item).__mro__:
-        for slot in vars(klass).get("__slots__", ()) if ADOPTION.owns(klass) else ():
-            if type(slot) is str and hasattr(item, slot):
-                parts.append(getattr(item, slot))
+    for klass in type(item).__mro__:  # what its slots hold, read as copy will read them
+        for value in vars(klass).values() if ADOPTION.owns(klass) else ():
+            if type(value) is types.MemberDescriptorType:
+                with contextlib.suppress(AttributeError):
+                    parts.append(value.__get__(item))
     return parts
 
 

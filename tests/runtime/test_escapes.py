@@ -950,6 +950,112 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "set(map(type, [tools.read]))", "policy", "from outside the snippet"
         ),
     },
+    "str subclasses as names": {
+        "a guarded slot read by a str subclass name": Refusal(
+            "class S(str):\n    pass\nimport dataclasses\n"
+            "object.__getattribute__(dataclasses.dataclass, S('__globals__'))",
+            "policy",
+            "attribute '__globals__' is not allowed: it exposes interpreter internals",
+        ),
+        "a guarded slot write by a str subclass name": Refusal(
+            "class S(str):\n    pass\nobject.__setattr__(tools, S('_names'), ['*'])",
+            "policy",
+            "writing to a Namespace object is not allowed",
+        ),
+        "a class namespace key that lies about what it is": Refusal(
+            "class S(str):\n    def startswith(self, *a):\n        return False\n"
+            "class Base:\n    pass\ntype('X', (Base,), {S('__add__'): staticmethod(type)})",
+            "policy",
+            "class X's attribute named by a S is not allowed: attribute names must be plain str",
+        ),
+        "a class named by a str subclass": Refusal(
+            "class S(str):\n    pass\ntype(S('X'), (), {})",
+            "policy",
+            "a class name must be a plain str",
+        ),
+        "a slot named by a str subclass, hidden from copy": Refusal(
+            "class S(str):\n    pass\nclass C:\n    __slots__ = (S('hidden'),)",
+            "policy",
+            "__slots__ must be a str, or a tuple, list or dict of plain str",
+        ),
+        "a single-string __slots__ holding a provider namespace, deep-copied": Refusal(
+            "import copy\nclass C:\n    __slots__ = 'ab'\nc = C()\nc.ab = tools\ncopy.deepcopy(c)",
+            "runtime",
+            "cannot copy a Namespace object: it belongs to the sandbox",
+        ),
+    },
+    "classes made natively": {
+        "type.__new__ called directly": Refusal(
+            "class Base:\n    pass\n"
+            "type.__new__(type, 'X', (Base,), {'__add__': staticmethod(type)})",
+            "policy",
+            "the class runtime.worker._guards.X from outside the snippet",
+        ),
+        "type called by functools.partial": Refusal(
+            "import functools\nclass Base:\n    pass\n"
+            "functools.partial(type, 'X', (Base,))({'__add__': type})",
+            "policy",
+            "the class runtime.worker._guards.X from outside the snippet",
+        ),
+        "type called by map": Refusal(
+            "class Base:\n    pass\nlist(map(type, ['X'], [(Base,)], [{'__add__': type}]))",
+            "policy",
+            "the class runtime.worker._vetted.X from outside the snippet",
+        ),
+        "a vetted metaclass called directly": Refusal(
+            "import abc\nclass Base:\n    pass\nabc.ABCMeta('X', (Base,), {'__add__': type})",
+            "policy",
+            "the class abc.X from outside the snippet",
+        ),
+        "type() with a class keyword": Refusal(
+            "class Base:\n    def __init_subclass__(cls, **kw):\n        pass\n"
+            "type('Z', (Base,), {'__add__': staticmethod(type)}, k=1)",
+            "policy",
+            "a special method must be a function the snippet defines",
+        ),
+        "an exception whose __traceback__ is a property": Refusal(
+            "class FakeTB:\n    tb_next = None\n    @property\n    def tb_lineno(self):\n"
+            "        " + ESCAPE + "\n        return 'x'\nclass E(Exception):\n    @property\n"
+            "    def __traceback__(self):\n        return FakeTB()\nraise E('boom')",
+            "runtime",
+            "boom",
+        ),
+    },
+    "writes forwarded or on shared objects": {
+        "a typing alias forwarding writes to what it wraps": Refusal(
+            "import typing\nsetattr(typing.Annotated[tools, 0], '_names', ['*'])",
+            "policy",
+            "writing to a _AnnotatedAlias object is not allowed",
+        ),
+        "a typing alias of a stdlib class": Refusal(
+            "import typing\ntyping.Counter.most_common = 5",
+            "policy",
+            "writing to a _SpecialGenericAlias object is not allowed",
+        ),
+        "a private attribute of a record from outside": Refusal(
+            "import decimal\nc = decimal.Context()\nc._x = 1",
+            "policy",
+            "private attributes are writable on the snippet's own objects only",
+        ),
+        "a private attribute of a record by setattr": Refusal(
+            "import textwrap\nsetattr(textwrap.TextWrapper(), '_x', 1)",
+            "policy",
+            "private attributes are writable on the snippet's own objects only",
+        ),
+        "the shared zone every datetime uses": Refusal(
+            "import zoneinfo\nzoneinfo.ZoneInfo('UTC').utcoffset = print",
+            "policy",
+            "writing to a ZoneInfo object is not allowed",
+        ),
+        "an enum member of a module": Refusal(
+            "import re\nre.I.extra = 1", "policy", "writing to a RegexFlag object is not allowed"
+        ),
+        "a guarded slot re-made in place": Refusal(
+            "og = object.__getattribute__\nog.__init__(print, print)",
+            "policy",
+            "attribute '__init__' is GuardedSlot.__init__ bound to a GuardedSlot",
+        ),
+    },
     "match patterns": {
         "__match_args__ written in place by the subject expression, after the check": Refusal(
             "import dataclasses\nclass TB:\n    pass\n"
