@@ -16,10 +16,12 @@ facades or provider proxies.
 
 from __future__ import annotations
 
+import _io
+import collections
 import itertools
 import types
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -242,6 +244,7 @@ class _ClassStatement:
         winner = self._winner(name, bases)
         adopter = namespace.get(_ADOPT_KEY)
         check_namespace(name, namespace)
+        check_finalized(name, bases, namespace)
         try:
             made: type = winner(name, bases, namespace, **kwargs)
         finally:
@@ -358,6 +361,7 @@ class _ClassWrites:
 
     def __setattr__(self, name: str, value: Any) -> None:
         cls = object.__getattribute__(self, "_cls")
+        check_finalized(cls.__name__, (cls,), (name,))
         setattr(cls, name, check_class_value(cls.__name__, name, value))
 
     def __delattr__(self, name: str) -> None:
@@ -447,6 +451,24 @@ def check_namespace(name: str, namespace: Any) -> None:
             check_name(attribute)
 
 
+_FINALIZED_NAMES = frozenset({"close", "closed", "__getattr__", "__getattribute__"})
+"""What an io object reads and calls when it is collected (``IOBase``'s finalizer)."""
+
+
+def check_finalized(name: str, bases: tuple[Any, ...], names: Iterable[str]) -> None:
+    """A class deriving from an io class defines none of :data:`_FINALIZED_NAMES`: the io
+    object calls them when it is collected, whenever that is, as a ``__del__`` would run."""
+    if not any(isinstance(base, type) and issubclass(base, _io._IOBase) for base in bases):
+        return
+    found = sorted(_FINALIZED_NAMES.intersection(names))
+    if found:
+        raise _deny(
+            f"class {name}'s {found[0]} on an io base",
+            "an io object reads and calls it when it is collected, as a finalizer would "
+            "run; wrap the io object in a class of your own instead",
+        )
+
+
 def _check_slots(name: str, slots: Any) -> None:
     """``__slots__`` is a str, or a tuple, list or dict of them, each an exact ``str``."""
     if type(slots) is str:
@@ -459,6 +481,8 @@ def _check_slots(name: str, slots: Any) -> None:
 
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
+_EXTENDED = frozenset({list, collections.deque})
+"""Targets whose ``+=`` iterates the value natively."""
 _CALLABLE_KINDS = frozenset(
     {
         types.FunctionType,
@@ -488,7 +512,7 @@ class Guards:
     aiter: Callable[[Any], Any]
     admit: Callable[[Any], Any]
     write: Callable[[Any], Any]
-    inplace: Callable[[Any], Any]
+    inplace: Callable[[Any, Any, str], Any]
     private: Callable[[Any, str], Any]
     """``obj._name`` and ``obj.__name__`` written in the snippet."""
     admitted: Callable[..., bool]
@@ -780,12 +804,20 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return arg
         return list(guarded_iter(arg))
 
-    def inplace(value: Any) -> Any:
-        """The value of ``x += value`` or ``x |= value``: an iterator is iterated through the
-        guard first (a list, dict or deque target would iterate it natively)."""
-        if type(value) in PLAIN or not hasattr(type(value), "__next__"):
+    def inplace(target: Any, value: Any, op: str) -> Any:
+        """The value of ``target += value`` or ``target |= value``: what a list, a deque (``+=``)
+        or a dict (``|=``) would iterate natively goes through the iteration guard first, as
+        does an iterator for any other target (``target`` is None for a slice)."""
+        if type(value) in PLAIN:
             return value
-        return list(guarded_iter(value))
+        kind = type(target)
+        if op == "+" and kind in _EXTENDED:
+            return list(guarded_iter(value))
+        if op == "|" and kind is dict:
+            return dict(built_from(dict, value))
+        if hasattr(type(value), "__next__"):
+            return list(guarded_iter(value))
+        return value
 
     def guarded_callattr(obj: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
         """``obj.name(...)``: the method is checked like an attribute, its result like a value.

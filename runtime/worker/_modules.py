@@ -125,8 +125,20 @@ class Facade:
         return f"<module {object.__getattribute__(self, '_fabric_name')!r} (sandboxed)>"
 
 
+def _awaitables(aws: Iterable[Any], what: str) -> list[Any]:
+    """``aws``, none of which asyncio would take for a future: a snippet holds coroutines and
+    its own awaitables, never a future, and one that looks like a future (a class with
+    ``_asyncio_future_blocking``) would be asked for its loop and given asyncio's callbacks."""
+    given = list(aws)
+    for aw in given:
+        if asyncio.isfuture(aw):
+            raise TypeError(f"{what} takes coroutines and awaitables, not a future-like object")
+    return given
+
+
 async def _gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[Any]:
-    return list(await asyncio.gather(*aws, return_exceptions=return_exceptions))
+    given = _awaitables(aws, "asyncio.gather()")
+    return list(await asyncio.gather(*given, return_exceptions=return_exceptions))
 
 
 async def _sleep(delay: float, result: Any = None) -> Any:
@@ -134,7 +146,8 @@ async def _sleep(delay: float, result: Any = None) -> Any:
 
 
 async def _wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:
-    return await asyncio.wait_for(aw, timeout)
+    (given,) = _awaitables((aw,), "asyncio.wait_for()")
+    return await asyncio.wait_for(given, timeout)
 
 
 class TimeoutScope:
@@ -156,7 +169,7 @@ class TimeoutScope:
 
 
 def _as_completed(aws: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
-    for future in asyncio.as_completed(list(aws), timeout=timeout):
+    for future in asyncio.as_completed(_awaitables(aws, "asyncio.as_completed()"), timeout=timeout):
         yield _await(future)
 
 

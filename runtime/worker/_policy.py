@@ -564,16 +564,61 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         """``x += 1``, ``d[k] += 1`` and ``obj.n += 1`` run natively after the usual checks.
 
-        Visiting the target applies the write guard (``_write_(d)[k] += 1``) and the name
-        checks. ``+=`` and ``|=`` iterate their value natively when the target is a list, a
-        dict or a deque, so a value that may be an iterator goes through ``_inplace_``, which
-        runs it through the iteration guard. Values that cannot be one (constants, arithmetic,
-        displays) skip the call, which keeps counting loops fast.
-        """
-        node = self.node_contents_visit(node)
-        if isinstance(node.op, ast.Add | ast.BitOr) and not isinstance(node.value, _NOT_ITERATORS):
-            node.value = _call("_inplace_", [node.value], node.value, [])
-        return node
+        ``+=`` and ``|=`` iterate their value natively when the target is a list, a deque or
+        a dict, so unless the value cannot be an iterable from outside (constants,
+        arithmetic, displays), it goes through ``_inplace_(target, value, op)``, which runs
+        it through the iteration guard for those targets. A name is read twice for that (no
+        one can tell); an attribute or an item is read once, through the guards, into a
+        temporary that takes the operation and is written back, as CPython reads and writes
+        it once. A slice target keeps the value-only check (an iterator goes through the
+        guard)."""
+        if not isinstance(node.op, ast.Add | ast.BitOr) or isinstance(node.value, _NOT_ITERATORS):
+            return self.node_contents_visit(node)
+        target, op = node.target, ast.Constant("+" if isinstance(node.op, ast.Add) else "|")
+        if isinstance(target, ast.Name):
+            node = self.node_contents_visit(node)
+            read = ast.Name(target.id, ast.Load())
+            node.value = _call("_inplace_", [read, node.value, op], node.value, [])
+            return node
+        if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Slice):
+            node = self.node_contents_visit(node)
+            node.value = _call("_inplace_", [ast.Constant(None), node.value, op], node.value, [])
+            return node
+        if not isinstance(target, ast.Attribute | ast.Subscript):
+            return self.node_contents_visit(node)
+        return self._augmented_part(node, target)
+
+    def _augmented_part(self, node: ast.AugAssign, target: ast.Attribute | ast.Subscript) -> Any:
+        """``obj.a += v`` as ``t = obj; held = t.a; held += v; t.a = held`` (``obj[k]`` with
+        its key in a temporary too), every temporary deleted after."""
+        names = [self.gen_tmp_name()]
+        steps: list[ast.stmt] = [
+            ast.Assign(targets=[ast.Name(names[0], ast.Store())], value=target.value)
+        ]
+        held = self.gen_tmp_name()
+        if isinstance(target, ast.Attribute):
+            part: ast.expr = ast.Attribute(ast.Name(names[0], ast.Load()), target.attr, ast.Load())
+            store: ast.expr = ast.Attribute(
+                ast.Name(names[0], ast.Load()), target.attr, ast.Store()
+            )
+        else:
+            names.append(self.gen_tmp_name())
+            steps.append(ast.Assign(targets=[ast.Name(names[1], ast.Store())], value=target.slice))
+            key = ast.Name(names[1], ast.Load())
+            part = ast.Subscript(ast.Name(names[0], ast.Load()), key, ast.Load())
+            store = ast.Subscript(ast.Name(names[0], ast.Load()), key, ast.Store())
+        steps.append(ast.Assign(targets=[ast.Name(held, ast.Store())], value=part))
+        steps.append(ast.AugAssign(ast.Name(held, ast.Store()), node.op, node.value))
+        steps.append(ast.Assign(targets=[store], value=ast.Name(held, ast.Load())))
+        gone: list[ast.expr] = [ast.Name(name, ast.Del()) for name in (*names, held)]
+        steps.append(ast.Delete(targets=gone))
+        out: list[Any] = []
+        for step in steps:
+            ast.copy_location(step, node)
+            ast.fix_missing_locations(step)
+            visited = self.visit(step)
+            out.extend(visited if isinstance(visited, list) else [visited])
+        return out
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
         self._no_finalizer(node)

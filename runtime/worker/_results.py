@@ -20,7 +20,9 @@ holds its interpreter (and the event loop serving every other session) for long.
 from __future__ import annotations
 
 import math
+import os
 import re
+import sysconfig
 import types
 from collections.abc import Iterator
 from types import TracebackType
@@ -157,7 +159,26 @@ def exception_error(exc: BaseException, limits: WireLimits) -> ResultError:
         if tool and not text.startswith(tool):
             text = f"{tool}: {text}"
         return error("tool", text, type_name=name, line=line, tool=tool, code=code)
-    return error("runtime", _printable(exc, cap), type_name=name, line=line)
+    return error("runtime", _unplaced(_printable(exc, cap)), type_name=name, line=line)
+
+
+_PLACES = tuple(
+    sorted(
+        {os.path.dirname(os.path.dirname(os.path.dirname(__file__))), sysconfig.get_path("stdlib")},
+        key=len,
+        reverse=True,
+    )
+)
+"""Where the runtime's and the standard library's files live on the host."""
+
+
+def _unplaced(text: str) -> str:
+    """``text`` without the host's paths to the runtime's and Python's files, which some
+    errors of asyncio and the interpreter name (``Task <... coro=<_serve() running at
+    /opt/.../_process.py:302>``): a snippet learns nothing of where the host keeps them."""
+    for place in _PLACES:
+        text = text.replace(place, "<sandbox>")
+    return text
 
 
 def _printable(value: Any, cap: int, attribute: bool = False) -> str:

@@ -36,6 +36,7 @@ import decimal
 import enum
 import fractions
 import functools
+import hashlib
 import inspect
 import io
 import keyword
@@ -389,10 +390,24 @@ def _fraction_new(
     )
 
 
+_real_escape = re.escape
+
+
+def _escape(pattern: Any) -> Any:
+    """``re.escape`` of exact text: it hands re's own translation table to the pattern's
+    ``translate``, which a ``str`` subclass could keep and change for every later caller."""
+    if isinstance(pattern, str):
+        pattern = str.__str__(pattern)
+    elif isinstance(pattern, bytes):
+        pattern = bytes(pattern)
+    return _real_escape(pattern)
+
+
 def patch_stdlib() -> None:
     """In the process that builds the facades (the zygote, whose workers run snippets; never
     the host): dataclasses' ``exec`` trusted, typing's and enum's frame walks gone, the
-    wrapper a context decorator makes vetted, fractions made of exact numbers only."""
+    wrapper a context decorator makes vetted, fractions made of exact numbers only,
+    ``re.escape`` of exact text."""
     dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
     # asdict() and astuple() deep-copy each leaf with the module's own copy: the checked one
     dataclasses.copy = types.SimpleNamespace(  # type: ignore[attr-defined]
@@ -402,6 +417,7 @@ def patch_stdlib() -> None:
     enum.EnumType._create_ = _enum_create  # type: ignore[attr-defined]
     contextlib.ContextDecorator.__call__ = _decorator_call  # type: ignore[method-assign]
     fractions.Fraction.__new__ = staticmethod(_fraction_new)  # type: ignore[method-assign]
+    re.escape = _escape
 
 
 def _identifier(name: object, what: str) -> str:
@@ -911,6 +927,7 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("copy", "deepcopy"): deepcopy,
         ("zoneinfo", "ZoneInfo"): ZoneInfo,
         ("zoneinfo", "available_timezones"): available_timezones,
+        ("hashlib", "algorithms_available"): frozenset(hashlib.algorithms_available),
         ("typing", "final"): _marking("typing", typing.final),
         ("typing", "runtime_checkable"): _marking("typing", typing.runtime_checkable),
         ("typing", "no_type_check"): no_type_check,

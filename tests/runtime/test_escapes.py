@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import runtime
 from fabric import Fabric
 
 ESCAPE = 'open("{canary}", "w").write("escaped")'
@@ -984,6 +985,42 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "cannot copy a Namespace object: it belongs to the sandbox",
         ),
     },
+    "finalizers by another name": {
+        "an io subclass's close, run when it is collected": Refusal(
+            "import io\nclass S(io.StringIO):\n    def close(self):\n        " + ESCAPE + "\n"
+            "s = S()\ns = None",
+            "policy",
+            "class S's close on an io base is not allowed",
+        ),
+        "an io subclass's closed, read when it is collected": Refusal(
+            "import io\nclass G(io.BytesIO):\n    @property\n    def closed(self):\n"
+            "        return False\nG()",
+            "policy",
+            "class G's closed on an io base is not allowed",
+        ),
+        "an io subclass's __getattr__, asked for close": Refusal(
+            "import io\nclass G(io.StringIO):\n    def __getattr__(self, name):\n"
+            "        return print\nG()",
+            "policy",
+            "class G's __getattr__ on an io base is not allowed",
+        ),
+        "close set on an io subclass later": Refusal(
+            "import io\nclass S(io.StringIO):\n    pass\nS.close = lambda self: None",
+            "policy",
+            "class S's close on an io base is not allowed",
+        ),
+        "close given to type() with an io base": Refusal(
+            "import io\nS = type('S', (io.StringIO,), {'close': lambda self: None})",
+            "policy",
+            "class S's close on an io base is not allowed",
+        ),
+        "asyncio.gather given an object that looks like a future": Refusal(
+            "import asyncio\nclass Fake:\n    _asyncio_future_blocking = False\n"
+            "    def get_loop(self):\n        return None\nawait asyncio.gather(Fake())",
+            "runtime",
+            "asyncio.gather() takes coroutines and awaitables, not a future-like object",
+        ),
+    },
     "classes made natively": {
         "type.__new__ called directly": Refusal(
             "class Base:\n    pass\n"
@@ -1342,6 +1379,33 @@ def test_dataclass_source_naming_an_unchecked_name_is_refused(
     assert repr(made(1)) == "C(a=1)"
     with pytest.raises(TypeError, match="refused to generate a method: it names '_type_b'"):
         _vetted._built({"a"}, lambda: real.make_dataclass("C", ["b"]), placeholder=False)
+
+
+async def test_an_error_never_names_where_the_host_keeps_its_files(fab: Fabric) -> None:
+    """asyncio names the task it runs, with the runtime's file and line, when a snippet's
+    awaitable yields what it does not expect: the message keeps the text, not the paths."""
+    code = (
+        "class Fake:\n    _asyncio_future_blocking = True\n    def get_loop(self):\n"
+        "        return None\nclass A:\n    def __await__(self):\n        yield Fake()\n"
+        "await A()"
+    )
+    result = await fab.exec(code)
+    assert result.error is not None and result.error.type == "RuntimeError", result.text
+    root = str(Path(runtime.__file__).parent.parent)
+    assert "<sandbox>" in result.error.message and root not in result.error.message
+
+
+async def test_the_standard_library_never_hands_its_tables_to_a_snippet(fab: Fabric) -> None:
+    """``re.escape`` passes re's own translation table to the pattern's ``translate``: a
+    ``str`` subclass gets its text escaped, and its method is never called with the table."""
+    code = (
+        "import re\nseen = []\nclass S(str):\n    def translate(self, table):\n"
+        "        seen.append(type(table).__name__)\n        return 'x'\n"
+        "[re.escape(S('a.b')), re.escape('a.b'), seen]"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.value == ["a\\.b", "a\\.b", []]
 
 
 async def test_tampering_does_not_leak_into_the_next_execution(fab: Fabric) -> None:

@@ -183,6 +183,18 @@ CASES: dict[str, str] = {
         "    def m(self):\n        pass\ntry:\n    A()\nexcept TypeError as e:\n    m = str(e)\n"
         "[V(2) >= V(1), V(1) > V(2), m, F.__final__, N.m.__no_type_check__]"
     ),
+    "augmented assignment reads and writes its target once": (
+        "import collections\nclass P:\n    def __init__(self):\n        self.reads = 0\n"
+        "        self._v = [1]\n    @property\n    def v(self):\n        self.reads += 1\n"
+        "        return self._v\n    @v.setter\n    def v(self, x):\n        self._v = x\n"
+        "p = P()\np.v += [2]\nd = {'a': [1]}\nd['a'] += (3, 4)\nd['a'] += iter([5])\n"
+        "l = [0, 1, 2, 3]\nl[1:2] += [9]\ndq = collections.deque([1])\n"
+        "dq += collections.deque([2])\nx = [1]\nx += collections.deque([7])\n"
+        "c = collections.Counter('ab')\nc += collections.Counter('a')\nm = {'a': 1}\n"
+        "m |= collections.OrderedDict(b=2)\ns = {1}\ns |= {2: 0}.keys()\n"
+        "class T:\n    z = [1]\n    z += [2]\n"
+        "[p.reads, p.v, d, l, list(dq), x, dict(c), m, sorted(s), T.z]"
+    ),
     # -- constructs ---------------------------------------------------------------------------
     "nonlocal counters": (
         "def counter():\n    n = 0\n    def inc():\n        nonlocal n\n        n += 1\n"

@@ -251,14 +251,23 @@ def test_tuples_from_a_foreign_iterator_are_looked_into() -> None:
 
 
 def test_augmented_assignment_iterates_an_iterator_through_the_guard() -> None:
-    """`items += foreign` and `d |= foreign` would iterate natively: an iterator goes through
-    the iteration guard first; plain data and non-iterators pass as they are."""
+    """`items += foreign` and `d |= foreign` would iterate natively: what a list, a deque or a
+    dict target would iterate goes through the iteration guard first, an iterator for any
+    target; plain data, and what other targets take as it is (a Counter added to a Counter),
+    pass unchanged."""
     guards = _guards()
     with pytest.raises(PolicyError, match="an item is a module"):
-        guards.inplace(_foreign_items())
-    assert guards.inplace(iter([1, 2])) == [1, 2]
+        guards.inplace([], _foreign_items(), "+")
+    with pytest.raises(PolicyError, match="an item is a module"):
+        guards.inplace([], collections.deque([1, os]), "+")  # no iterator, still iterated
+    with pytest.raises(PolicyError, match="an item is a module"):
+        guards.inplace(collections.deque(), collections.deque([os]), "+")
+    with pytest.raises(PolicyError, match="is a module"):
+        guards.inplace({}, collections.OrderedDict(m=os), "|")
+    assert guards.inplace(None, iter([1, 2]), "+") == [1, 2]
     counter = collections.Counter("ab")
-    assert guards.inplace(counter) is counter and guards.inplace(3) == 3
+    assert guards.inplace(collections.Counter(), counter, "+") is counter
+    assert guards.inplace(1, 3, "+") == 3
 
 
 def test_an_async_generator_step_method_held_as_a_value_gives_coroutines() -> None:
