@@ -17,14 +17,17 @@ facades or provider proxies.
 from __future__ import annotations
 
 import _io
+import array
 import collections
 import itertools
+import operator
 import types
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from runtime.worker._channel import ReadOnly
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
 from runtime.worker._policy import (
@@ -451,6 +454,78 @@ def check_namespace(name: str, namespace: Any) -> None:
             check_name(attribute)
 
 
+def _number(holder: Any, value: Any) -> Any:
+    """``value`` as the exact int or float an array or bytearray would store: converted here,
+    before the store, since CPython 3.11 stores after calling ``__index__``/``__float__``,
+    into a buffer that the call may have freed (gh-142555, gh-91153)."""
+    if type(value) is int or type(value) is float:
+        return value
+    if type(holder) is not bytearray and holder.typecode in "fd":
+        return float(value)
+    if type(holder) is not bytearray and holder.typecode == "u":
+        return value
+    return operator.index(value)
+
+
+class NumericStore(ReadOnly):
+    """An array's or a bytearray's item writes (``a[i] = v``, ``del a[i]``, ``a.append(v)``,
+    ``a.insert(i, v)``, ``a.extend(xs)``, ``a.fromlist(xs)``) with every index and value
+    already an exact number when the native method runs (see :func:`_number`)."""
+
+    __slots__ = ("_holder", "_method")
+    _holder: Any
+    _method: str
+
+    def __init__(self, holder: Any, method: str = "") -> None:
+        object.__setattr__(self, "_holder", holder)
+        object.__setattr__(self, "_method", method)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._holder[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if isinstance(key, slice):
+            self._holder[key] = value  # a slice takes a buffer, built before the store
+        else:
+            self._holder[operator.index(key)] = _number(self._holder, value)
+
+    def __delitem__(self, key: Any) -> None:
+        del self._holder[key if isinstance(key, slice) else operator.index(key)]
+
+    def __call__(self, *args: Any) -> Any:
+        holder, method = self._holder, self._method
+        if method in ("extend", "fromlist") and len(args) == 1:
+            given = args[0]
+            if type(given) is not type(holder):  # an array extends from an array natively
+                args = ([_number(holder, value) for value in given],)
+        elif method == "insert" and len(args) == 2:
+            args = (operator.index(args[0]), _number(holder, args[1]))
+        elif method == "__setitem__" and len(args) == 2:
+            NumericStore(holder)[args[0]] = args[1]
+            return None
+        elif method == "append" and len(args) == 1:
+            args = (_number(holder, args[0]),)
+        return getattr(holder, method)(*args)
+
+    def __repr__(self) -> str:
+        return repr(getattr(self._holder, self._method))
+
+
+_NUMERIC_STORES = frozenset({"append", "insert", "extend", "fromlist", "__setitem__"})
+"""The methods of an array (a bytearray's convert their value before resizing) that store
+an item after converting it."""
+
+
+def _numeric_store(value: Any, name: str) -> bool:
+    """``value``, read as ``name``, is a storing method bound to an array or bytearray."""
+    kinds = (types.BuiltinMethodType, types.MethodWrapperType)  # a.__setitem__ is a wrapper
+    if not isinstance(value, kinds) or not isinstance(value.__self__, _ARRAY):
+        return False
+    if isinstance(value.__self__, bytearray):
+        return name == "__setitem__"
+    return name in _NUMERIC_STORES
+
+
 _FINALIZED_NAMES = frozenset({"close", "closed", "__getattr__", "__getattribute__"})
 """What an io object reads and calls when it is collected (``IOBase``'s finalizer)."""
 
@@ -482,6 +557,7 @@ def _check_slots(name: str, slots: Any) -> None:
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
 _EXTENDED = frozenset({list, collections.deque})
+_ARRAY = (array.array, bytearray)
 """Targets whose ``+=`` iterates the value natively."""
 _CALLABLE_KINDS = frozenset(
     {
@@ -580,6 +656,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return admit_deep(value, f"attribute {name!r} of {type(obj).__name__}")
         if type(value) in PLAIN:
             return value
+        if _numeric_store(value, name):
+            return NumericStore(value.__self__, name)
         return admit(value, f"attribute {name!r}")
 
     based: dict[type, bool] = {}
@@ -605,6 +683,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
         if type(obj) in _NEVER_HOLDERS:
             raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
+        if name == "__setitem__" and isinstance(obj, _ARRAY):  # a.__setitem__(i, v)
+            return NumericStore(obj, name)
         if classes.owns(obj):
             value = getattr(obj, name)
             if name not in SAFE_DUNDERS and _from_outside(value):
@@ -920,6 +1000,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         """What ``obj.name = v``, ``obj[k] = v`` (``name`` None) and ``setattr`` write to:
         containers, the snippet's own objects, and the public attributes of the records
         in :data:`WRITABLE_RECORDS`."""
+        if isinstance(obj, _ARRAY) and name is None:
+            return NumericStore(obj)  # an array or bytearray (a snippet's subclass too)
         if type(obj) in _WRITABLE_CONTAINERS:
             return obj
         if isinstance(obj, type) and classes.defined(obj):

@@ -53,7 +53,7 @@ from typing import Any
 from contract import MODULES, NEVER
 from runtime.worker import _audit, _guards
 from runtime.worker._policy import DENIED_ATTRIBUTES
-from runtime.worker._vetted import ADOPTION, _marking, vetted_makers
+from runtime.worker._vetted import ADOPTION, ORDERED_DICT, _marking, vetted_makers
 
 VETTED: dict[str, tuple[str, ...]] = {m: names for m, names in MODULES.items() if m != "asyncio"}
 """Modules whose facade exposes their own vetted names (``asyncio``'s is rebuilt below)."""
@@ -355,11 +355,16 @@ def build_facades() -> dict[str, Facade]:
 
 
 def facade_members(facades: dict[str, Facade]) -> list[object]:
-    """Every member of every facade (what snippets may hold because they were given it)."""
+    """Every member of every facade (what snippets may hold because they were given it), and
+    the ``__new__`` of the Python ``OrderedDict`` (a subclass calls ``super().__new__(cls)``,
+    as it would the C one's)."""
     return [
-        member
-        for facade in facades.values()
-        for member in object.__getattribute__(facade, "_fabric_members").values()
+        *(
+            member
+            for facade in facades.values()
+            for member in object.__getattribute__(facade, "_fabric_members").values()
+        ),
+        ORDERED_DICT.__new__,
     ]
 
 

@@ -31,7 +31,7 @@ from runtime.worker._builtins import build_builtins
 from runtime.worker._channel import Channel, HostLink, Namespace, ProviderFunction
 from runtime.worker._confine import Kernel
 from runtime.worker._formatting import BoundFormat
-from runtime.worker._guards import SnippetClasses, make_guards
+from runtime.worker._guards import NumericStore, SnippetClasses, make_guards
 from runtime.worker._heap import HEAP_MB, Heap
 from runtime.worker._help import Help
 from runtime.worker._modules import (
@@ -142,7 +142,10 @@ class Prepared:
         classes = SnippetClasses()
         admission = Admission(
             facade_members(self.facades),
-            (Facade, Namespace, ProviderFunction, BoundFormat, TimeoutScope, *GUARDED_MAKERS),
+            (
+                *(Facade, Namespace, ProviderFunction, BoundFormat, TimeoutScope),
+                *(NumericStore, *GUARDED_MAKERS),
+            ),
             classes.defined,
         )
         guards = make_guards(admission, classes)

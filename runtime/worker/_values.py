@@ -378,6 +378,14 @@ state (a dataclass ``Field``, whose name becomes source text; an ``ExitStack``, 
 callbacks run on exit; a generator context manager)."""
 
 
+def writable_record(cls: type) -> type:
+    """Add ``cls``, a record class the sandbox makes for snippets (the Python
+    ``OrderedDict``), to :data:`WRITABLE_RECORDS`."""
+    global WRITABLE_RECORDS
+    WRITABLE_RECORDS = WRITABLE_RECORDS | {cls}
+    return cls
+
+
 def is_writable_record(obj: Any) -> bool:
     """An instance of :data:`WRITABLE_RECORDS`, or of the facade's own subclass of one
     (``collections.defaultdict``)."""

@@ -37,11 +37,13 @@ import enum
 import fractions
 import functools
 import hashlib
+import importlib.util
 import inspect
 import io
 import keyword
 import os
 import re
+import sys
 import types
 import typing
 import uuid
@@ -50,7 +52,7 @@ import zoneinfo
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from runtime.worker import _audit, _guards
+from runtime.worker import _audit, _guards, _values
 from runtime.worker._errors import PolicyError
 from runtime.worker._policy import DENIED_ATTRIBUTES
 
@@ -390,6 +392,31 @@ def _fraction_new(
     )
 
 
+def _pure_ordered_dict() -> type:
+    """``collections.OrderedDict`` as collections writes it in Python (the module keeps it
+    when ``_collections`` has none): CPython 3.11's C one looks a key's node up in a table
+    that the key's own ``__eq__`` may have freed meanwhile (``od.move_to_end(k)``,
+    ``od.pop(k)``, ``od[k] = v`` crash the worker); the Python one only asks dicts."""
+    real = sys.modules["_collections"]
+    stand_in = types.ModuleType("_collections")
+    vars(stand_in).update({k: v for k, v in vars(real).items() if k != "OrderedDict"})
+    spec = importlib.util.spec_from_file_location("collections", collections.__file__)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["_collections"] = stand_in
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules["_collections"] = real
+    made: type = module.OrderedDict
+    return made
+
+
+ORDERED_DICT = _values.writable_record(_pure_ordered_dict())
+"""The ``OrderedDict`` snippets get (``collections.OrderedDict``, ``typing.OrderedDict``)."""
+_ORDERED_STATE = frozenset(vars(ORDERED_DICT()))
+"""Its own bookkeeping in each instance's ``__dict__``, which its reduce leaves out."""
+
 _real_escape = re.escape
 
 
@@ -407,7 +434,7 @@ def patch_stdlib() -> None:
     """In the process that builds the facades (the zygote, whose workers run snippets; never
     the host): dataclasses' ``exec`` trusted, typing's and enum's frame walks gone, the
     wrapper a context decorator makes vetted, fractions made of exact numbers only,
-    ``re.escape`` of exact text."""
+    ``re.escape`` of exact text, the Python ``OrderedDict`` in ``typing``."""
     dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
     # asdict() and astuple() deep-copy each leaf with the module's own copy: the checked one
     dataclasses.copy = types.SimpleNamespace(  # type: ignore[attr-defined]
@@ -418,6 +445,7 @@ def patch_stdlib() -> None:
     contextlib.ContextDecorator.__call__ = _decorator_call  # type: ignore[method-assign]
     fractions.Fraction.__new__ = staticmethod(_fraction_new)  # type: ignore[method-assign]
     re.escape = _escape
+    typing.OrderedDict = typing._alias(ORDERED_DICT, 2, name="OrderedDict")  # type: ignore[attr-defined]
 
 
 def _identifier(name: object, what: str) -> str:
@@ -672,7 +700,7 @@ _COPY_ATOMS: frozenset[type] = frozenset(
 """What copy may rebuild or hand back as it is: plain and vetted values without parts."""
 _COPY_CONTAINERS: frozenset[type] = frozenset(
     {list, tuple, set, frozenset, dict, bytearray, collections.deque}
-    | {collections.OrderedDict, collections.Counter, collections.defaultdict}
+    | {collections.OrderedDict, collections.Counter, collections.defaultdict, ORDERED_DICT}
 )
 _INSTANCE_HOOKS = (*_REDUCE_HOOKS, "__getstate__", "__setstate__")
 _CLASS_COPY_HOOKS = (*_INSTANCE_HOOKS, "__new__", "__getnewargs__", "__getnewargs_ex__")
@@ -710,7 +738,8 @@ def _parts(item: Any) -> list[Any]:
         parts.extend(item.args)
     held = getattr(item, "__dict__", None)
     if type(held) is dict:
-        parts.extend(held.values())
+        inner = _ORDERED_STATE if isinstance(item, ORDERED_DICT) else frozenset()
+        parts.extend(value for key, value in held.items() if key not in inner)
     for klass in type(item).__mro__:  # what its slots hold, read as copy will read them
         for value in vars(klass).values() if ADOPTION.owns(klass) else ():
             if type(value) is types.MemberDescriptorType:
@@ -928,6 +957,7 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("zoneinfo", "ZoneInfo"): ZoneInfo,
         ("zoneinfo", "available_timezones"): available_timezones,
         ("hashlib", "algorithms_available"): frozenset(hashlib.algorithms_available),
+        ("collections", "OrderedDict"): ORDERED_DICT,
         ("typing", "final"): _marking("typing", typing.final),
         ("typing", "runtime_checkable"): _marking("typing", typing.runtime_checkable),
         ("typing", "no_type_check"): no_type_check,

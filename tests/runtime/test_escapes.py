@@ -1381,6 +1381,68 @@ def test_dataclass_source_naming_an_unchecked_name_is_refused(
         _vetted._built({"a"}, lambda: real.make_dataclass("C", ["b"]), placeholder=False)
 
 
+SHRINKING = (
+    "import array\na = array.array('b', [0] * 100)\nclass I:\n    def __index__(self):\n"
+    "        del a[:]\n        return 1\n"
+)
+CLEARING = (
+    "import collections\nod = collections.OrderedDict((i, i) for i in range(10))\n"
+    "class H:\n    def __hash__(self):\n        return hash(3)\n    def __eq__(self, other):\n"
+    "        od.clear()\n        return False\n"
+)
+REENTRANT: dict[str, tuple[str, object]] = {
+    "an array item whose __index__ empties the array": (
+        SHRINKING + "try:\n    a[50] = I()\nexcept IndexError as e:\n    m = str(e)\nm",
+        "array assignment index out of range",
+    ),
+    "an array's __setitem__ called by name": (
+        SHRINKING + "try:\n    a.__setitem__(50, I())\nexcept IndexError as e:\n    m = str(e)\nm",
+        "array assignment index out of range",
+    ),
+    "an array append whose item empties the array": (SHRINKING + "a.append(I())\nlen(a)", 1),
+    "an array insert": (SHRINKING + "a.insert(5, I())\nlen(a)", 1),
+    "an array extend": (SHRINKING + "a.extend([I(), I()])\nlen(a)", 2),
+    "an array fromlist": (SHRINKING + "a.fromlist([I()])\nlen(a)", 1),
+    "a snippet's array subclass": (
+        "import array\nclass A(array.array):\n    pass\na = A('b', [0] * 100)\n"
+        "class I:\n    def __index__(self):\n        del a[:]\n        return 1\n"
+        "a.append(I())\nlen(a)",
+        1,
+    ),
+    "a bytearray item whose __index__ empties it": (
+        "b = bytearray(100)\nclass J:\n    def __index__(self):\n        b.clear()\n"
+        "        return 1\ntry:\n    b[50] = J()\nexcept IndexError as e:\n    m = str(e)\nm",
+        "bytearray index out of range",
+    ),
+    "OrderedDict.move_to_end with a key that empties it": (
+        CLEARING
+        + "try:\n    od.move_to_end(H())\nexcept KeyError:\n    m = 'KeyError'\n[m, len(od)]",
+        ["KeyError", 0],
+    ),
+    "OrderedDict.pop with a key that empties it": (
+        CLEARING + "[od.pop(H(), 'gone'), len(od)]",
+        ["gone", 0],
+    ),
+    "an OrderedDict item set with a key that empties it": (
+        CLEARING + "od[H()] = 1\nlen(od)",
+        1,
+    ),
+}
+"""Special methods that change a container while CPython 3.11's C code holds a pointer into
+it (gh-142555, gh-142882, gh-91153): CPython itself crashes on each; the sandbox converts the
+value first (arrays, bytearrays) or uses collections' Python ``OrderedDict``."""
+
+
+@pytest.mark.parametrize("name", REENTRANT)
+async def test_a_special_method_changing_its_container_never_crashes_the_worker(
+    fab: Fabric, name: str
+) -> None:
+    code, expected = REENTRANT[name]
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.value == expected
+
+
 async def test_an_error_never_names_where_the_host_keeps_its_files(fab: Fabric) -> None:
     """asyncio names the task it runs, with the runtime's file and line, when a snippet's
     awaitable yields what it does not expect: the message keeps the text, not the paths."""
