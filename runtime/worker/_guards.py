@@ -658,6 +658,9 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return value
         if _numeric_store(value, name):
             return NumericStore(value.__self__, name)
+        if type(value) is types.MappingProxyType and not isinstance(obj, type):
+            # a record's read-only mapping (a pattern's groupindex), not a class namespace
+            return admit_deep(dict(value), f"attribute {name!r}")
         return admit(value, f"attribute {name!r}")
 
     based: dict[type, bool] = {}

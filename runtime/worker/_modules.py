@@ -285,9 +285,47 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         """typing.overload, of the snippet's own function (it reads the function's code)."""
         return ADOPTION.vet(_marking("typing", typing.overload)(func))
 
+    def cached(wrapper: Any) -> Any:
+        ADOPTION.vet(wrapper.cache_parameters)  # a lambda functools makes for each wrapper
+        return ADOPTION.vet(wrapper)
+
     def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
         """functools.lru_cache, as a decorator or a decorator factory."""
-        return ADOPTION.vet(functools.lru_cache(maxsize, typed))
+        if callable(maxsize) and isinstance(typed, bool):  # @lru_cache on a function
+            return cached(functools.lru_cache(maxsize, typed))
+        decorating = functools.lru_cache(maxsize, typed)
+
+        def decorating_function(user_function: Any) -> Any:
+            return cached(decorating(user_function))
+
+        return ADOPTION.vet(decorating_function)
+
+    def cache(user_function: Any, /) -> Any:
+        """functools.cache."""
+        return cached(functools.cache(user_function))
+
+    def TypedDict(typename: Any, fields: Any = None, /, *, total: bool = True, **kw: Any) -> Any:
+        """typing.TypedDict's functional form (``TypedDict('TD', {'a': int})``), made as a
+        class statement makes its class; the class form (``class TD(TypedDict)``) is
+        typing's own."""
+        if fields is None:
+            fields = kw
+        elif kw:
+            raise TypeError("TypedDict takes either a dict or keyword arguments, but not both")
+        make = ADOPTION.make_class
+        if make is None:
+            return typing.TypedDict(typename, fields, total=total)  # type: ignore[operator]
+        if type(typename) is not str or type(fields) is not dict:
+            raise TypeError("TypedDict(): give a name and a dict of field names to types")
+        if any(type(key) is not str for key in fields):
+            raise TypeError("TypedDict(): field names must be strings")
+        bases = (typing._TypedDict,)
+        namespace = make.__prepare__(typename, bases)  # type: ignore[attr-defined]
+        namespace["__annotations__"] = dict(fields)
+        namespace["__module__"] = "__main__"
+        return make(typename, bases, namespace, total=total)
+
+    TypedDict.__mro_entries__ = typing.TypedDict.__mro_entries__  # type: ignore[attr-defined]
 
     def cmp_to_key(mycmp: Callable[[Any, Any], int]) -> Any:
         """functools.cmp_to_key."""
@@ -334,6 +372,8 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         ("functools", "cmp_to_key"): cmp_to_key,
         ("typing", "overload"): overload,
         ("typing", "NamedTuple"): NamedTuple,
+        ("typing", "TypedDict"): TypedDict,
+        ("functools", "cache"): cache,
     }
 
 

@@ -273,6 +273,22 @@ CASES: dict[str, str] = {
         "issubclass(EncodingWarning, Warning), str(NotADirectoryError('x'))]"
     ),
     # -- modules ------------------------------------------------------------------------------
+    "functools caches and their parameters": (
+        "import functools\n@functools.cache\ndef f(x):\n    return x * 2\n"
+        "@functools.lru_cache(maxsize=4)\ndef g(x):\n    return x + 1\n"
+        "@functools.lru_cache\ndef h(x):\n    return x\n"
+        "[f(2), f(2), f.cache_parameters(), g(1), g.cache_info().misses, h(3), "
+        "h.cache_parameters()]"
+    ),
+    "a TypedDict in both forms": (
+        "import typing\nTD = typing.TypedDict('TD', {'a': int, 'b': str})\n"
+        "class TD2(typing.TypedDict, total=False):\n    c: int\n"
+        "[dict(TD(a=1, b='x')), sorted(TD.__required_keys__), typing.is_typeddict(TD), "
+        "sorted(TD2.__optional_keys__), TD.__name__, TD.__module__]"
+    ),
+    "a pattern's group index": (
+        "import re\np = re.compile('(?P<a>x)(?P<b>y)')\n[dict(p.groupindex), p.groupindex['b'], len(p.groupindex)]"
+    ),
     "fractions of subclasses take their values": (
         "import decimal, fractions\nF = fractions.Fraction\nclass Fl(float):\n"
         "    def as_integer_ratio(self):\n        return (7, 1)\n"
