@@ -460,11 +460,15 @@ def _number(holder: Any, value: Any) -> Any:
     into a buffer that the call may have freed (gh-142555, gh-91153)."""
     if type(value) is int or type(value) is float:
         return value
-    if type(holder) is not bytearray and holder.typecode in "fd":
+    code = "B" if isinstance(holder, bytearray) else _TYPECODE(holder)  # never an override
+    if code in "fd":
         return float(value)
-    if type(holder) is not bytearray and holder.typecode == "u":
-        return value
+    if code == "u":
+        return value  # a str, read without calling anything
     return operator.index(value)
+
+
+_TYPECODE: Any = vars(array.array)["typecode"].__get__
 
 
 class NumericStore(ReadOnly):
@@ -472,13 +476,15 @@ class NumericStore(ReadOnly):
     ``a.insert(i, v)``, ``a.extend(xs)``, ``a.fromlist(xs)``) with every index and value
     already an exact number when the native method runs (see :func:`_number`)."""
 
-    __slots__ = ("_holder", "_method")
+    __slots__ = ("_holder", "_method", "_native")
     _holder: Any
     _method: str
+    _native: Any
 
-    def __init__(self, holder: Any, method: str = "") -> None:
+    def __init__(self, holder: Any, method: str = "", native: Any = None) -> None:
         object.__setattr__(self, "_holder", holder)
         object.__setattr__(self, "_method", method)
+        object.__setattr__(self, "_native", native)  # the bound method (super().append too)
 
     def __getitem__(self, key: Any) -> Any:
         return self._holder[key]
@@ -498,17 +504,15 @@ class NumericStore(ReadOnly):
             given = args[0]
             if type(given) is not type(holder):  # an array extends from an array natively
                 args = ([_number(holder, value) for value in given],)
-        elif method == "insert" and len(args) == 2:
-            args = (operator.index(args[0]), _number(holder, args[1]))
-        elif method == "__setitem__" and len(args) == 2:
-            NumericStore(holder)[args[0]] = args[1]
-            return None
+        elif method in ("insert", "__setitem__") and len(args) == 2:
+            if not isinstance(args[0], slice):  # a slice takes a buffer, built first
+                args = (operator.index(args[0]), _number(holder, args[1]))
         elif method == "append" and len(args) == 1:
             args = (_number(holder, args[0]),)
-        return getattr(holder, method)(*args)
+        return self._native(*args)
 
     def __repr__(self) -> str:
-        return repr(getattr(self._holder, self._method))
+        return repr(self._native)
 
 
 _NUMERIC_STORES = frozenset({"append", "insert", "extend", "fromlist", "__setitem__"})
@@ -557,8 +561,11 @@ def _check_slots(name: str, slots: Any) -> None:
 
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
 _EXTENDED = frozenset({list, collections.deque})
-_ARRAY = (array.array, bytearray)
 """Targets whose ``+=`` iterates the value natively."""
+_ARRAY = (array.array, bytearray)
+_NATIVE_STORES = (array.array.__setitem__, bytearray.__setitem__)
+"""A snippet's subclass that defines its own ``__setitem__`` gets its items as given (its
+``super().__setitem__`` converts them)."""
 _CALLABLE_KINDS = frozenset(
     {
         types.FunctionType,
@@ -657,7 +664,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if type(value) in PLAIN:
             return value
         if _numeric_store(value, name):
-            return NumericStore(value.__self__, name)
+            return NumericStore(value.__self__, name, value)
         if type(value) is types.MappingProxyType and not isinstance(obj, type):
             # a record's read-only mapping (a pattern's groupindex), not a class namespace
             return admit_deep(dict(value), f"attribute {name!r}")
@@ -686,8 +693,10 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
         if type(obj) in _NEVER_HOLDERS:
             raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
-        if name == "__setitem__" and isinstance(obj, _ARRAY):  # a.__setitem__(i, v)
-            return NumericStore(obj, name)
+        if name == "__setitem__":  # a.__setitem__(i, v), super().__setitem__(i, v)
+            value = getattr(obj, name)
+            if _numeric_store(value, name):
+                return NumericStore(value.__self__, name, value)
         if classes.owns(obj):
             value = getattr(obj, name)
             if name not in SAFE_DUNDERS and _from_outside(value):
@@ -1003,7 +1012,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         """What ``obj.name = v``, ``obj[k] = v`` (``name`` None) and ``setattr`` write to:
         containers, the snippet's own objects, and the public attributes of the records
         in :data:`WRITABLE_RECORDS`."""
-        if isinstance(obj, _ARRAY) and name is None:
+        if isinstance(obj, _ARRAY) and name is None and type(obj).__setitem__ in _NATIVE_STORES:
             return NumericStore(obj)  # an array or bytearray (a snippet's subclass too)
         if type(obj) in _WRITABLE_CONTAINERS:
             return obj

@@ -1409,6 +1409,21 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "a.append(I())\nlen(a)",
         1,
     ),
+    "a snippet's array subclass storing through super()": (
+        "import array\nclass A(array.array):\n    def __setitem__(self, k, v):\n"
+        "        super().__setitem__(k, v)\n    def append(self, v):\n        super().append(v)\n"
+        "a = A('b', [0] * 100)\nclass I:\n    def __index__(self):\n        del a[:]\n"
+        "        return 1\ntry:\n    a[50] = I()\nexcept IndexError:\n    pass\n"
+        "a.extend([0] * 10)\na.append(I())\nlen(a)",
+        1,
+    ),
+    "an array subclass whose typecode lies": (
+        "import array\nclass T(array.array):\n    @property\n    def typecode(self):\n"
+        "        return 'u'\nt = T('b', [0] * 100)\nclass I:\n    def __index__(self):\n"
+        "        del t[:]\n        return 1\ntry:\n    t[5] = I()\nexcept IndexError as e:\n"
+        "    m = str(e)\nm",
+        "array assignment index out of range",
+    ),
     "a bytearray item whose __index__ empties it": (
         "b = bytearray(100)\nclass J:\n    def __index__(self):\n        b.clear()\n"
         "        return 1\ntry:\n    b[50] = J()\nexcept IndexError as e:\n    m = str(e)\nm",
