@@ -20,7 +20,9 @@ import _io
 import array
 import collections
 import itertools
+import json
 import operator
+import re
 import types
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -559,10 +561,42 @@ def _check_slots(name: str, slots: Any) -> None:
         )
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None), bytes, complex})
+"""Plain data without parts."""
+
+
+def _plain_parts(item: Any) -> list[Any]:
+    if type(item) is dict:
+        return [*item.keys(), *item.values()]
+    return list(item)
+
+
+def _pure_results() -> tuple[frozenset[int], frozenset[str]]:
+    functions = (json.loads, re.findall, re.split, re.sub, re.subn)
+    return frozenset(map(id, functions)), frozenset({"findall", "split", "sub", "subn"})
+
+
+_PURE_RESULTS, _PURE_PATTERN_METHODS = _pure_results()
+"""Functions (by id: they live as long as the worker) whose results are plain data made from
+text, so big results (a 5 MB ``json.loads``) are not walked; and the methods of a compiled
+pattern that are."""
+
+
+def _pure_result(func: Any) -> bool:
+    if id(func) in _PURE_RESULTS:
+        return True
+    return (
+        type(func) is types.BuiltinMethodType
+        and type(func.__self__) is _PATTERN
+        and func.__name__ in _PURE_PATTERN_METHODS
+    )
+
+
 _WRITABLE_CONTAINERS = (list, dict, set, bytearray)
 _EXTENDED = frozenset({list, collections.deque})
 """Targets whose ``+=`` iterates the value natively."""
 _ARRAY = (array.array, bytearray)
+_PATTERN = re.Pattern
 _NATIVE_STORES = (array.array.__setitem__, bytearray.__setitem__)
 """A snippet's subclass that defines its own ``__setitem__`` gets its items as given (its
 ``super().__setitem__`` converts them)."""
@@ -885,10 +919,39 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                 return default[0]
         return compiled_getattr(obj, name)
 
-    def result_of(result: Any, name: str) -> Any:
-        if type(result) in PLAIN:
+    def plain_deep(value: Any, what: str) -> Any:
+        """``value``, a plain container an outside call made: every item that is not plain
+        data, at any depth, passes the value check as it is (a stand-in cannot take its
+        place), since a plain container's items are never checked again."""
+        pending, seen = [value], set()
+        while pending:
+            item = pending.pop()
+            kind = type(item)
+            if kind in _LEAVES:
+                continue
+            if kind in PLAIN:
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    pending.extend(_plain_parts(item))
+            elif admit(item, what) is not item:
+                raise _deny(f"{what} holding a {kind.__name__}", "a snippet gets it only alone")
+        return value
+
+    def outside_result(result: Any, func: Any, what: str) -> Any:
+        """What a call returns: a plain container from outside checked to its leaves (unless
+        the snippet's own function or one of :data:`_PURE_RESULTS` made it), anything else
+        admitted."""
+        kind = type(result)
+        if kind in _LEAVES:
             return result
-        return admit(result, f"the result of .{name}()")
+        if kind in PLAIN:
+            if _pure_result(func) or classes.owns(func):
+                return result
+            return plain_deep(result, what)
+        return admit(result, what)
+
+    def result_of(result: Any, name: str, method: Any = None) -> Any:
+        return outside_result(result, method, f"the result of .{name}()")
 
     def consumed(name: str, arg: Any) -> Any:
         """What a plain-data method that iterates its argument may iterate."""
@@ -917,27 +980,29 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         they iterate goes through the iteration guard."""
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)(*(consumed(name, a) for a in args), **kwargs)
-        return result_of(compiled_getattr(obj, name)(*args, **kwargs), name)
+        method = compiled_getattr(obj, name)
+        return result_of(method(*args, **kwargs), name, method)
 
     def callattr0(obj: Any, name: str, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)()
-        return result_of(compiled_getattr(obj, name)(), name)
+        method = compiled_getattr(obj, name)
+        return result_of(method(), name, method)
 
     def callattr1(obj: Any, name: str, a: Any, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)(consumed(name, a))
-        return result_of(compiled_getattr(obj, name)(a), name)
+        method = compiled_getattr(obj, name)
+        return result_of(method(a), name, method)
 
     def callattr2(obj: Any, name: str, a: Any, b: Any, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)(consumed(name, a), b)
-        return result_of(compiled_getattr(obj, name)(a, b), name)
+        method = compiled_getattr(obj, name)
+        return result_of(method(a, b), name, method)
 
-    def call_result(result: Any) -> Any:
-        if type(result) in PLAIN:
-            return result
-        return admit(result, "the result of this call")
+    def call_result(result: Any, func: Any = None) -> Any:
+        return outside_result(result, func, "the result of this call")
 
     def built_from(container: type, source: Any) -> Any:
         """What ``list(x)``, ``dict(x)``... iterate: ``x`` through the iteration guard; for a
@@ -953,15 +1018,15 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             args = (built_from(func, args[0]), *args[1:])
         elif func is type and len(args) == 3:
             return classes.metaclass(*args, **kwargs)
-        return call_result(func(*args, **kwargs))
+        return call_result(func(*args, **kwargs), func)
 
     def call0(func: Any, /) -> Any:
-        return call_result(func())
+        return call_result(func(), func)
 
     def call1(func: Any, a: Any, /) -> Any:
         if type(func) is type and func in _CONTAINERS and type(a) not in PLAIN:
             a = built_from(func, a)
-        return call_result(func(a))
+        return call_result(func(a), func)
 
     def guarded_getitem(obj: Any, key: Any) -> Any:
         """``obj[key]`` for snippet code."""

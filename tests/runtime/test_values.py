@@ -173,6 +173,9 @@ class Holder:
     def give_module(self) -> Any:
         return os
 
+    def rows(self) -> list[Any]:
+        return [{"name": "plain"}, ("deep", [os])]
+
     def give_frame(self) -> Any:
         return sys._getframe()
 
@@ -323,3 +326,29 @@ def test_names_are_still_refused_before_values() -> None:
         guards.getattr(1, "__class__")
     with pytest.raises(PolicyError, match="it exposes interpreter internals"):
         guards.getattr((x for x in []), "gi_frame")
+
+
+def _outside_rows() -> list[Any]:
+    return [{"name": "plain", "tags": ("a", 1)}, [os]]
+
+
+def test_a_plain_container_an_outside_call_returns_is_checked_to_its_leaves() -> None:
+    """A plain list, dict or tuple is never checked again once a snippet holds it (its loops
+    and unpackings read it natively), so what an outside call returns is checked to the
+    bottom when it arrives: plain data passes, a module deep inside is refused."""
+    guarded_call, call0, _ = _guards().call
+    with pytest.raises(PolicyError, match="the result of this call is a module"):
+        call0(_outside_rows)
+    with pytest.raises(PolicyError, match="the result of this call is a module"):
+        guarded_call(lambda: ({"deep": [[os]]},))
+    assert call0(lambda: [{"a": (1, "x")}, None]) == [{"a": [1, "x"][0:1] and (1, "x")}, None]
+    looped: list[Any] = []
+    looped.append(looped)
+    assert call0(lambda: looped) is looped  # a cycle ends the walk
+
+
+def test_a_method_from_outside_returning_a_plain_container_is_checked() -> None:
+    """`obj.method()` on an object from outside: the same check, by its result."""
+    callattr = _guards().callattr[0]
+    with pytest.raises(PolicyError, match=r"the result of .rows\(\) is a module"):
+        callattr(Holder(), "rows")
