@@ -696,7 +696,9 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if isinstance(obj, BaseException):  # what an exception carries came from anywhere
             return admit_deep(value, f"attribute {name!r} of {type(obj).__name__}")
         if type(value) in PLAIN:
-            return value
+            if type(value) in _LEAVES or classes.owns(obj):
+                return value
+            return plain_deep(value, f"attribute {name!r}")  # a record's list, a partial's args
         if _numeric_store(value, name):
             return NumericStore(value.__self__, name, value)
         if type(value) is types.MappingProxyType and not isinstance(obj, type):
