@@ -13,10 +13,9 @@ of it.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -91,19 +90,27 @@ def _trust_and_hook() -> tuple[Callable[[], AbstractContextManager[None]], Hook]
     in a module attribute, so no write to this module (``_audit._trust = 1``) turns it off."""
     depth = 0
 
-    @contextlib.contextmanager
-    def trusted() -> Iterator[None]:
-        """The worker's own audited operations (never snippet code) run inside this."""
-        nonlocal depth
-        collecting = gc.isenabled()
-        gc.disable()  # a collection here would run a snippet's finalizers while trusted
-        depth += 1
-        try:
-            yield
-        finally:
+    class Trusted:
+        """One window of trust: a class of this module's own, not ``contextlib``'s, whose
+        ``__exit__`` nothing outside the closure can reach or replace."""
+
+        __slots__ = ("_collecting",)
+
+        def __enter__(self) -> None:
+            nonlocal depth
+            self._collecting = gc.isenabled()
+            gc.disable()  # a collection here would run a snippet's finalizers while trusted
+            depth += 1
+
+        def __exit__(self, *exc: object) -> None:
+            nonlocal depth
             depth -= 1
-            if collecting and not depth:
+            if self._collecting and not depth:
                 gc.enable()
+
+    def trusted() -> AbstractContextManager[None]:
+        """The worker's own audited operations (never snippet code) run inside this."""
+        return Trusted()
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if depth:

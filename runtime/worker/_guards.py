@@ -119,7 +119,7 @@ class SnippetClasses:
     def __init__(self) -> None:
         self._ids: set[int] = set()
         self._keep: list[type] = []
-        self.metaclass = _ClassStatement(self)
+        self.metaclass = ClassStatement(self)
         """What every ``class`` statement of the snippet calls (as its ``metaclass``)."""
         _RUNNING[:] = [self]
 
@@ -209,7 +209,7 @@ class _AdoptOnCreation:
             type.__delattr__(made, _ADOPT_KEY)
 
 
-class _ClassStatement:
+class ClassStatement:
     """The ``metaclass`` of every class statement in a snippet: the class is made by its
     bases' own metaclass (prepared namespace included, as ``enum`` needs), if that is one of
     :data:`VETTED_METACLASSES`, and counts as the snippet's own."""
@@ -218,8 +218,9 @@ class _ClassStatement:
         self._classes = classes
 
     @staticmethod
-    def _winner(name: str, bases: tuple[Any, ...]) -> type:
-        winner: type = type
+    def winner(name: str, bases: tuple[Any, ...], winner: type = type) -> type:
+        """The metaclass that makes class ``name`` from ``bases`` (and ``winner``, a
+        metaclass called directly), if it is one of :data:`VETTED_METACLASSES`."""
         for base in bases:
             if not isinstance(base, type):
                 raise _deny(f"class {name} with base {base!r}", "bases must be classes")
@@ -238,7 +239,7 @@ class _ClassStatement:
         return winner
 
     def __prepare__(self, name: str, bases: tuple[Any, ...], **kwargs: Any) -> Any:
-        winner = self._winner(name, bases)
+        winner = self.winner(name, bases)
         namespace = {} if winner is type else winner.__prepare__(name, bases, **kwargs)
         namespace[_ADOPT_KEY] = _AdoptOnCreation(self._classes)
         return namespace
@@ -246,17 +247,27 @@ class _ClassStatement:
     def __call__(
         self, name: str, bases: tuple[Any, ...], namespace: dict[str, Any], **kwargs: Any
     ) -> type:
-        winner = self._winner(name, bases)
+        return self.made_by(type, name, bases, namespace, **kwargs)
+
+    def made_by(
+        self, meta: type, name: str, bases: tuple[Any, ...], namespace: Any, **kwargs: Any
+    ) -> type:
+        """The class ``meta(name, bases, namespace)`` makes (``type(...)``, ``abc.ABCMeta(...)``
+        called by the snippet), made as a class statement makes it."""
+        if type(bases) is not tuple or not isinstance(namespace, dict):
+            raise TypeError(f"{meta.__name__}() takes a name, a tuple of bases and a dict")
+        winner = self.winner(name, bases, meta)
         adopter = namespace.get(_ADOPT_KEY)
+        if type(adopter) is not _AdoptOnCreation:  # type(...): not prepared by __prepare__
+            adopter = _AdoptOnCreation(self._classes)
+            namespace = {_ADOPT_KEY: adopter, **namespace}
         check_namespace(name, namespace)
         check_finalized(name, bases, namespace)
         try:
             made: type = winner(name, bases, namespace, **kwargs)
         finally:
-            if type(adopter) is _AdoptOnCreation:
-                adopter.close(None)
-        if type(adopter) is _AdoptOnCreation:
-            adopter.close(made)
+            adopter.close(None)
+        adopter.close(made)
         return self._classes.adopt(made)
 
 
@@ -310,14 +321,61 @@ def _checked_new(new: Any) -> Any:
     return __new__
 
 
-def _checking_new(value: Any) -> Any:
-    """``value``, a class's ``__new__``, as the class must hold it (see :func:`_checked_new`)."""
+def _owner_checked(hook: Any) -> Any:
+    """The snippet's ``__set_name__(self, owner, name)`` or ``__init_subclass__(cls)`` as its
+    class holds it: Python calls them with a class while it is being made, before anything
+    checks it, so they run only for a class of the snippet's own (a ``class`` statement adopts
+    its class before either runs); a class made natively (``type.__new__(...)``, a metaclass
+    called from C) never reaches snippet code through them."""
+
+    if hook.__name__ == "__init_subclass__":
+
+        def __init_subclass__(cls: Any, /, *args: Any, **kwargs: Any) -> Any:
+            _owned_class(cls)
+            return hook(cls, *args, **kwargs)
+
+        checked = __init_subclass__
+    else:
+
+        def __set_name__(self: Any, owner: Any, /, *args: Any, **kwargs: Any) -> Any:
+            _owned_class(owner)
+            return hook(self, owner, *args, **kwargs)
+
+        checked = __set_name__
+    checked.__qualname__, checked.__doc__ = hook.__qualname__, hook.__doc__
+    checked.__module__ = hook.__module__
+    _CHECKED_NEW[checked] = hook
+    return checked
+
+
+def _owned_class(cls: Any) -> None:
+    if not (_RUNNING and isinstance(cls, type) and _RUNNING[-1].defined(cls)):
+        raise _deny(
+            "a class made outside a class statement (type.__new__, a metaclass called "
+            "directly or from C)",
+            "define classes with class statements or type(name, bases, namespace)",
+        )
+
+
+_OWNER_HOOKS = frozenset({"__set_name__", "__init_subclass__"})
+
+
+def _checking_hook(key: str, value: Any) -> Any:
+    """What a class holds for ``key``: the checked ``__new__``, ``__set_name__`` or
+    ``__init_subclass__`` for the snippet's own function (or a classmethod or staticmethod of
+    one), else ``value``."""
+    if key == "__new__":
+        wrap: Callable[[Any], Any] = _checked_new
+    elif key in _OWNER_HOOKS:
+        wrap = _owner_checked
+    else:
+        return value
     if type(value) is types.FunctionType:
-        return value if value in _CHECKED_NEW else _checked_new(value)
+        return value if value in _CHECKED_NEW else wrap(value)
     if isinstance(value, staticmethod | classmethod) and type(value.__func__) is types.FunctionType:
         if value.__func__ in _CHECKED_NEW:
             return value
-        return type(value)(_checked_new(value.__func__))
+        return type(value)(wrap(value.__func__))
     return value
 
 
@@ -325,7 +383,8 @@ def check_class_value(name: str, key: str, value: Any) -> Any:
     """A special method of a snippet's class is a function the snippet defined (or a
     classmethod, staticmethod or property of one), ``None``, or data: Python calls it natively,
     so a builtin or a function from outside there (``__add__ = type``) would run unchecked.
-    Returns what the class holds: the value, or for ``__new__`` the checked function."""
+    Returns what the class holds: the value, or for ``__new__``, ``__set_name__`` and
+    ``__init_subclass__`` the checked function."""
     if key == "__del__":  # however it is given: def, an assignment, setattr, type()
         raise _deny(
             f"class {name}'s __del__",
@@ -335,11 +394,11 @@ def check_class_value(name: str, key: str, value: Any) -> Any:
     if not (key.startswith("__") and key.endswith("__")) or key in _DATA_DUNDERS:
         return value
     if value is None or _snippet_function(value):
-        return _checking_new(value) if key == "__new__" else value
+        return _checking_hook(key, value)
     if isinstance(value, classmethod | staticmethod):
         inner = value.__func__
         if _snippet_function(inner):
-            return _checking_new(value) if key == "__new__" else value
+            return _checking_hook(key, value)
     elif isinstance(value, property):
         parts = (value.fget, value.fset, value.fdel)
         if all(part is None or _snippet_function(part) for part in parts):
@@ -562,7 +621,20 @@ def _check_slots(name: str, slots: Any) -> None:
 
 
 _LEAVES = frozenset({str, int, float, bool, type(None), bytes, complex})
+_MUTABLE = frozenset({dict, list, set})
 """Plain data without parts."""
+
+
+def _detached(value: Any) -> Any:
+    """``value``, read from an object from outside, as a copy wherever it is a mutable
+    container, at its top and one level in (``json.dumps.__kwdefaults__`` is the dict the
+    worker's own ``json.dumps`` calls read their defaults from)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: type(v)(v) if type(v) in _MUTABLE else v for k, v in value.items()}
+    if kind in _MUTABLE or kind is tuple:
+        return kind(type(v)(v) if type(v) in _MUTABLE else v for v in value)
+    return value
 
 
 def _plain_parts(item: Any) -> list[Any]:
@@ -698,6 +770,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if type(value) in PLAIN:
             if type(value) in _LEAVES or classes.owns(obj):
                 return value
+            if type(value) in _MUTABLE and not is_writable_record(obj):
+                value = type(value)(value)  # a copy: the object's own table stays its own
             return plain_deep(value, f"attribute {name!r}")  # a record's list, a partial's args
         if _numeric_store(value, name):
             return NumericStore(value.__self__, name, value)
@@ -757,9 +831,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                 f"attribute {name!r} of a {type(obj).__name__} object",
                 "private names are readable on the snippet's own objects only",
             )
-        value = getattr(obj, name)
-        if name == "__dict__" and type(value) is dict:
-            value = dict(value)  # a copy: writes never reach an object from outside
+        value = _detached(getattr(obj, name))  # __dict__, __kwdefaults__, __defaults__
         return admit_deep(value, f"attribute {name!r}")
 
     def slot_guard(original: Any, /, *args: Any) -> Any:
@@ -983,6 +1055,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)(*(consumed(name, a) for a in args), **kwargs)
         method = compiled_getattr(obj, name)
+        if len(args) == 3 and type(method) is type and method in VETTED_METACLASSES:
+            return classes.metaclass.made_by(method, *args, **kwargs)  # abc.ABCMeta(n, b, ns)
         return result_of(method(*args, **kwargs), name, method)
 
     def callattr0(obj: Any, name: str, /) -> Any:
@@ -1018,8 +1092,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         ``type(name, bases, namespace)`` makes a class as a ``class`` statement does."""
         if type(func) is type and func in _CONTAINERS and args and type(args[0]) not in PLAIN:
             args = (built_from(func, args[0]), *args[1:])
-        elif func is type and len(args) == 3:
-            return classes.metaclass(*args, **kwargs)
+        elif len(args) == 3 and type(func) is type and func in VETTED_METACLASSES:  # ABCMeta(...)
+            return classes.metaclass.made_by(func, *args, **kwargs)
         return call_result(func(*args, **kwargs), func)
 
     def call0(func: Any, /) -> Any:

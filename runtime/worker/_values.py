@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import re
 import types
 import weakref
 from collections.abc import Callable, Iterable
@@ -237,6 +238,11 @@ SAFE_SLOTS: frozenset[str] = frozenset(
 """Special methods a snippet may read on any admitted object (``super().__init__``,
 ``object.__setattr__``, ``dict.__getitem__``...) and define on its own classes. Those that
 write or read attributes are handed out guarded (see :class:`Admission`)."""
+
+_BUILTIN_METHOD: type = type(re.compile("").search)
+"""``builtin_method``: a C method defined with its class (``Pattern.search``,
+``array.extend``), a subclass of ``builtin_function_or_method``."""
+_MAKERS = frozenset({"__new__", "__call__", "__init__", "__prepare__"})
 
 STANDS_FOR_SNIPPET: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 """Functions of the sandbox that a snippet's class holds in place of the snippet's own (its
@@ -487,6 +493,7 @@ class Admission:
         specials: dict[type, Callable[[Any, str], Any]] = {
             types.FunctionType: self._function,
             types.BuiltinFunctionType: self._builtin,
+            _BUILTIN_METHOD: self._builtin,  # a C method that takes its class (Pattern.search)
             types.MethodType: self._method,
             types.MethodDescriptorType: self._unbound,
             types.WrapperDescriptorType: self._slot_wrapper,
@@ -544,6 +551,9 @@ class Admission:
         bound = value.__self__
         if bound is None or isinstance(bound, types.ModuleType):
             raise _refuse(what, f"the builtin {_name(value)}")
+        if isinstance(bound, type) and issubclass(bound, type) and value.__name__ in _MAKERS:
+            # type.__new__(type, name, bases, ns) makes a class past the class statement
+            raise _refuse(what, f"{_name(value)}, which makes classes natively")
         if isinstance(bound, str) and value.__name__ in FORMAT_METHODS:
             if self.formats is None:
                 raise _refuse(what, f"the real str.{value.__name__}")

@@ -595,6 +595,7 @@ def make_dataclass(
     base_classes = tuple(bases)
     if not all(isinstance(base, type) for base in base_classes):
         raise TypeError("make_dataclass(): bases must be classes")
+    maker = _guards.ClassStatement.winner(cls_name, base_classes)  # a vetted metaclass
     given = {} if namespace is None else dict(namespace)
     if not all(type(key) is str for key in given):
         raise TypeError("make_dataclass(): namespace keys must be strings")
@@ -609,6 +610,9 @@ def make_dataclass(
         made: type = dataclasses.make_dataclass(
             cls_name, plain, bases=base_classes, namespace=given, **options
         )
+        fresh = type(made) is maker and made.__bases__ == (base_classes or (object,))
+        if not fresh or ADOPTION.owns(made) or made in _MADE:
+            raise TypeError("make_dataclass(): the bases' metaclass did not make a new class")
         return made
 
     return _built(names, build, placeholder)

@@ -715,8 +715,10 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "type.__new__ making a class past the class statement": Refusal(
             "type.__new__(type, 'X', (), {})", "policy", "from outside the snippet"
         ),
-        "ABCMeta called directly": Refusal(
-            "import abc\nabc.ABCMeta('X', (), {})", "policy", "the class abc.X from outside"
+        "ABCMeta called directly, with a finalizer": Refusal(
+            "import abc\nabc.ABCMeta('X', (), {'__del__': lambda s: None})",
+            "policy",
+            "class X's __del__ is not allowed",
         ),
         "object.__setattr__ on a facade": Refusal(
             "import json\nobject.__setattr__(json, 'loads', print)",
@@ -1026,7 +1028,27 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "class Base:\n    pass\n"
             "type.__new__(type, 'X', (Base,), {'__add__': staticmethod(type)})",
             "policy",
-            "the class runtime.worker._guards.X from outside the snippet",
+            "type.__new__, which makes classes natively",
+        ),
+        "a class made natively, handed over by a descriptor's __set_name__": Refusal(
+            "import functools\nclass Hook:\n    def __set_name__(self, owner, name):\n"
+            "        owner()\nclass Base:\n    pass\n"
+            "functools.partial(type, 'X', (Base,))({'__add__': type, 'h': Hook()})",
+            "runtime",
+            "Error calling __set_name__ on 'Hook' instance 'h' in 'X'",
+        ),
+        "a class made natively, handed over by its base's __init_subclass__": Refusal(
+            "import functools\nleak = []\nclass Base:\n    def __init_subclass__(cls):\n"
+            "        leak.append(cls)\nfunctools.partial(type, 'X', (Base,))({'__add__': type})",
+            "policy",
+            "a class made outside a class statement (type.__new__, a metaclass called directly "
+            "or from C) is not allowed",
+        ),
+        "a class made natively by a key function": Refusal(
+            "import functools\nclass Hook:\n    def __set_name__(self, owner, name):\n"
+            "        owner()\nsorted([{'h': Hook()}], key=functools.partial(type, 'S', ()))",
+            "runtime",
+            "Error calling __set_name__ on 'Hook' instance 'h' in 'S'",
         ),
         "type called by functools.partial": Refusal(
             "import functools\nclass Base:\n    pass\n"
@@ -1042,7 +1064,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "a vetted metaclass called directly": Refusal(
             "import abc\nclass Base:\n    pass\nabc.ABCMeta('X', (Base,), {'__add__': type})",
             "policy",
-            "the class abc.X from outside the snippet",
+            "a special method must be a function the snippet defines",
         ),
         "type() with a class keyword": Refusal(
             "class Base:\n    def __init_subclass__(cls, **kw):\n        pass\n"
@@ -1470,6 +1492,18 @@ async def test_an_error_never_names_where_the_host_keeps_its_files(fab: Fabric) 
     assert result.error is not None and result.error.type == "RuntimeError", result.text
     root = str(Path(runtime.__file__).parent.parent)
     assert "<sandbox>" in result.error.message and root not in result.error.message
+
+
+async def test_the_defaults_of_a_function_from_outside_are_a_copy(fab: Fabric) -> None:
+    """``json.dumps.__kwdefaults__`` is the dict the worker's own ``json.dumps`` calls read:
+    a snippet reads a copy, so what it writes there changes nothing."""
+    code = (
+        "import json\nd = json.dumps.__kwdefaults__\nd['cls'] = 5\nd['indent'] = 8\n"
+        "[json.dumps({'a': 1}), json.dumps.__kwdefaults__['cls']]"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.value == ['{"a": 1}', None]
 
 
 async def test_the_standard_library_never_hands_its_tables_to_a_snippet(fab: Fabric) -> None:

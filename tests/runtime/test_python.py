@@ -286,6 +286,19 @@ CASES: dict[str, str] = {
         "[dict(TD(a=1, b='x')), sorted(TD.__required_keys__), typing.is_typeddict(TD), "
         "sorted(TD2.__optional_keys__), TD.__name__, TD.__module__]"
     ),
+    "a compiled pattern's methods": (
+        "import re\np = re.compile(r'(\\d+)')\nm = p.search('ab12')\n"
+        "[m.group(1), p.match('3x').group(0), bool(p.fullmatch('44')), "
+        "[x.group(0) for x in p.finditer('1a2')], p.sub('N', 'a1b2'), p.subn('N', 'a1'), "
+        "p.findall('1 22'), p.split('a1b')]"
+    ),
+    "classes made by type() and by a metaclass called directly": (
+        "import abc\nseen = []\nclass D:\n    def __set_name__(self, owner, name):\n"
+        "        seen.append((owner.__name__, name))\nclass Base:\n"
+        "    def __init_subclass__(cls, **kw):\n        seen.append(cls.__name__)\n"
+        "X = type('X', (Base,), {'d': D(), 'v': 1})\nA = abc.ABCMeta('A', (), {'x': 2})\n"
+        "class B(A):\n    pass\n[seen, X().v, type(A).__name__, B.x, isinstance(B(), A)]"
+    ),
     "a pattern's group index": (
         "import re\np = re.compile('(?P<a>x)(?P<b>y)')\n[dict(p.groupindex), p.groupindex['b'], len(p.groupindex)]"
     ),
