@@ -151,7 +151,8 @@ async def _wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:
 
 
 class TimeoutScope:
-    """``async with asyncio.timeout(s):`` without exposing the loop-bound Timeout object."""
+    """``async with asyncio.timeout(s) as scope:`` without exposing the loop-bound Timeout
+    object: ``scope.when()``, ``scope.reschedule(when)`` and ``scope.expired()`` are its."""
 
     __slots__ = ("_delay", "_inner")
 
@@ -159,9 +160,30 @@ class TimeoutScope:
         self._delay = delay
         self._inner: Any = None
 
-    async def __aenter__(self) -> None:
+    async def __aenter__(self) -> TimeoutScope:
         self._inner = asyncio.timeout(self._delay)
         await self._inner.__aenter__()
+        return self
+
+    def _entered(self) -> Any:
+        if self._inner is None:
+            raise RuntimeError("Timeout has not been entered")
+        return self._inner
+
+    def when(self) -> float | None:
+        """The loop time the scope ends at, or None."""
+        found: float | None = self._entered().when()
+        return found
+
+    def reschedule(self, when: float | None) -> None:
+        """End the scope at loop time ``when`` (``scope.when() + 5``), or never (None)."""
+        if when is not None and type(when) not in (int, float):
+            raise TypeError("reschedule() takes a loop time (a number, as when() gives) or None")
+        self._entered().reschedule(when)
+
+    def expired(self) -> bool:
+        """Whether the scope ran out."""
+        return bool(self._entered().expired())
 
     async def __aexit__(self, *exc: Any) -> bool | None:
         result: bool | None = await self._inner.__aexit__(*exc)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import collections.abc
 import re
 import types
 import weakref
@@ -45,6 +46,12 @@ _PLAIN_CLASSES: frozenset[type] = frozenset(
     {str, bytes, bytearray, int, float, complex, bool, list, tuple, dict, set, frozenset}
 )
 """Builtin types whose public unbound methods (``str.lower``, ``dict.get``) snippets may hold."""
+_READABLE_CLASSES: frozenset[type] = frozenset(
+    {type(None), type(Ellipsis), type(NotImplemented)}
+    | {getattr(collections.abc, name) for name in collections.abc.__all__}
+)
+"""Classes a snippet may hold besides the facades' own: the singletons' types, and the
+abstract collections ``typing``'s aliases stand for (what ``typing.get_origin`` gives)."""
 
 _REFUSED: dict[type, str] = {
     types.ModuleType: "a module",
@@ -137,6 +144,7 @@ _VETTED_MODULES = frozenset(
         "_sha3",
         "_md5",
         "numbers",
+        "collections.abc",  # the views a mapping's keys(), items() and values() give
         "time",
         "_io",
         "_csv",
@@ -638,6 +646,8 @@ class Admission:
 
     def _class(self, value: type, what: str) -> Any:
         if value in _PLAIN_CLASSES or value is object or self.is_vetted(value):
+            return value
+        if value in _READABLE_CLASSES:  # type(None), typing.get_origin(typing.Mapping[k, v])
             return value
         if self._defined(value):
             return value

@@ -915,6 +915,49 @@ def no_type_check(arg: Any, /) -> Any:
     return arg
 
 
+def update_wrapper(
+    wrapper: Any,
+    wrapped: Any,
+    assigned: Any = functools.WRAPPER_ASSIGNMENTS,
+    updated: Any = functools.WRAPPER_UPDATES,
+) -> Any:
+    """functools.update_wrapper, onto the snippet's own function: ``wrapped``'s name, doc,
+    module, annotations and ``__dict__`` are copied onto it (copies, so a function from
+    outside keeps its own), and ``__wrapped__`` names it. Only the standard attribute lists
+    are taken: another name would copy what it names natively (``__code__``)."""
+    if not _own_target(wrapper):
+        raise TypeError(
+            "functools.update_wrapper() sets attributes on the wrapper: give it a function "
+            f"the snippet defines, not a {type(wrapper).__name__} from outside"
+        )
+    if assigned != functools.WRAPPER_ASSIGNMENTS or updated != functools.WRAPPER_UPDATES:
+        raise TypeError("functools.update_wrapper(): only the standard assigned and updated")
+    for attr in functools.WRAPPER_ASSIGNMENTS:
+        try:
+            value = getattr(wrapped, attr)
+        except AttributeError:
+            continue
+        setattr(wrapper, attr, dict(value) if type(value) is dict else value)
+    held = getattr(wrapped, "__dict__", {})
+    if isinstance(held, dict):
+        vars(wrapper).update(dict(held))
+    wrapper.__wrapped__ = wrapped
+    return wrapper
+
+
+def wraps(
+    wrapped: Any,
+    assigned: Any = functools.WRAPPER_ASSIGNMENTS,
+    updated: Any = functools.WRAPPER_UPDATES,
+) -> Any:
+    """functools.wraps: a decorator that :func:`update_wrapper` s what it decorates."""
+
+    def decorating(wrapper: Any) -> Any:
+        return update_wrapper(wrapper, wrapped, assigned, updated)
+
+    return ADOPTION.vet(decorating)
+
+
 def vetted_makers() -> dict[tuple[str, str], Any]:
     """The members above, by module and name (for the facades: patches the stdlib first)."""
     patch_stdlib()
@@ -962,6 +1005,8 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("zoneinfo", "available_timezones"): available_timezones,
         ("hashlib", "algorithms_available"): frozenset(hashlib.algorithms_available),
         ("collections", "OrderedDict"): ORDERED_DICT,
+        ("functools", "wraps"): wraps,
+        ("functools", "update_wrapper"): update_wrapper,
         ("typing", "final"): _marking("typing", typing.final),
         ("typing", "runtime_checkable"): _marking("typing", typing.runtime_checkable),
         ("typing", "no_type_check"): no_type_check,

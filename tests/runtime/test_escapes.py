@@ -987,6 +987,36 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "cannot copy a Namespace object: it belongs to the sandbox",
         ),
     },
+    "wrappers": {
+        "update_wrapper writing onto a function from outside": Refusal(
+            "import functools, json\ndef f():\n    pass\nfunctools.update_wrapper(json.loads, f)",
+            "runtime",
+            "functools.update_wrapper() sets attributes on the wrapper",
+        ),
+        "wraps copying the code of a function from outside": Refusal(
+            "import functools, json\nfunctools.wraps(json.dumps, assigned=('__code__',))"
+            "(lambda: 1)",
+            "runtime",
+            "only the standard assigned and updated",
+        ),
+        "wraps onto a facade": Refusal(
+            "import functools, json\ndef f():\n    pass\nfunctools.wraps(f)(json)",
+            "runtime",
+            "give it a function the snippet defines, not a Facade from outside",
+        ),
+        "a timeout rescheduled to an object of the snippet's": Refusal(
+            "import asyncio\nclass T:\n    def __lt__(self, o):\n        return True\n"
+            "async with asyncio.timeout(1) as s:\n    s.reschedule(T())",
+            "runtime",
+            "reschedule() takes a loop time",
+        ),
+        "a collection ABC's register, from typing's origin": Refusal(
+            "import typing, json\ntyping.get_origin(typing.Mapping[int, int])"
+            ".register(json.JSONDecodeError)",
+            "policy",
+            "the function ABCMeta.register bound to a Mapping",
+        ),
+    },
     "finalizers by another name": {
         "an io subclass's close, run when it is collected": Refusal(
             "import io\nclass S(io.StringIO):\n    def close(self):\n        " + ESCAPE + "\n"

@@ -299,6 +299,25 @@ CASES: dict[str, str] = {
         "X = type('X', (Base,), {'d': D(), 'v': 1})\nA = abc.ABCMeta('A', (), {'x': 2})\n"
         "class B(A):\n    pass\n[seen, X().v, type(A).__name__, B.x, isinstance(B(), A)]"
     ),
+    "functools.wraps in a decorator": (
+        "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a, **k):\n"
+        "        return f(*a, **k) * 2\n    return inner\n@deco\ndef area(w, h):\n"
+        '    """The area."""\n    return w * h\n'
+        "[area(2, 3), area.__name__, area.__doc__, area.__wrapped__(2, 3), "
+        "list(functools.WRAPPER_ASSIGNMENTS)]"
+    ),
+    "asyncio.timeout as a scope": (
+        "import asyncio\nr = []\ntry:\n    async with asyncio.timeout(0.01) as s:\n"
+        "        r.append(s.when() is not None)\n        await asyncio.sleep(10)\n"
+        "except TimeoutError:\n    r.append(s.expired())\n"
+        "async with asyncio.timeout(None) as t:\n    r.append(t.when())\nr"
+    ),
+    "a ChainMap's views, the singletons' types and typing's origins": (
+        "import collections, typing\ncm = collections.ChainMap({'a': 1}, {'b': 2})\n"
+        "[sorted(cm.items()), sorted(cm.keys()), sorted(cm.values()), dict(cm), "
+        "type(None)(), type(None).__name__, typing.get_origin(typing.Mapping[int, int]).__name__, "
+        "isinstance({}, typing.get_origin(typing.Mapping[int, int]))]"
+    ),
     "a pattern's group index": (
         "import re\np = re.compile('(?P<a>x)(?P<b>y)')\n[dict(p.groupindex), p.groupindex['b'], len(p.groupindex)]"
     ),
