@@ -381,8 +381,9 @@ def _checking_hook(key: str, value: Any) -> Any:
 
 def check_class_value(name: str, key: str, value: Any) -> Any:
     """A special method of a snippet's class is a function the snippet defined (or a
-    classmethod, staticmethod or property of one), ``None``, or data: Python calls it natively,
-    so a builtin or a function from outside there (``__add__ = type``) would run unchecked.
+    classmethod or staticmethod of one), ``None``, or data: Python calls it natively, so a
+    builtin or a function from outside there (``__add__ = type``) would run unchecked, and so
+    would whatever a property's getter returns (``__add__ = property(lambda self: type)``).
     Returns what the class holds: the value, or for ``__new__``, ``__set_name__`` and
     ``__init_subclass__`` the checked function."""
     if key == "__del__":  # however it is given: def, an assignment, setattr, type()
@@ -399,10 +400,6 @@ def check_class_value(name: str, key: str, value: Any) -> Any:
         inner = value.__func__
         if _snippet_function(inner):
             return _checking_hook(key, value)
-    elif isinstance(value, property):
-        parts = (value.fget, value.fset, value.fdel)
-        if all(part is None or _snippet_function(part) for part in parts):
-            return value
     elif not callable(value) and not hasattr(type(value), "__get__"):
         return value  # data: a number, a string, a tuple
     raise _deny(
@@ -576,6 +573,28 @@ class NumericStore(ReadOnly):
         return repr(self._native)
 
 
+class SliceStore(ReadOnly):
+    """A list's slice assignment (``a[i:j] = v``), whose value the list iterates natively:
+    what is not plain data goes through the iteration guard first."""
+
+    __slots__ = ("_items", "_iter")
+    _items: list[Any]
+    _iter: Callable[[Any], Iterator[Any]]
+
+    def __init__(self, items: list[Any], guarded_iter: Callable[[Any], Iterator[Any]]) -> None:
+        object.__setattr__(self, "_items", items)
+        object.__setattr__(self, "_iter", guarded_iter)
+
+    def __getitem__(self, key: Any) -> Any:  # the read of ``a[i:j] += v``
+        return self._items[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._items[key] = value if type(value) in PLAIN else list(self._iter(value))
+
+    def __delitem__(self, key: Any) -> None:
+        del self._items[key]
+
+
 _NUMERIC_STORES = frozenset({"append", "insert", "extend", "fromlist", "__setitem__"})
 """The methods of an array (a bytearray's convert their value before resizing) that store
 an item after converting it."""
@@ -700,7 +719,7 @@ class Guards:
     iter: Callable[[Any], Iterator[Any]]
     aiter: Callable[[Any], Any]
     admit: Callable[[Any], Any]
-    write: Callable[[Any], Any]
+    write: Callable[..., Any]
     inplace: Callable[[Any, Any, str], Any]
     private: Callable[[Any, str], Any]
     """``obj._name`` and ``obj.__name__`` written in the snippet."""
@@ -1011,21 +1030,22 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                 raise _deny(f"{what} holding a {kind.__name__}", "a snippet gets it only alone")
         return value
 
-    def outside_result(result: Any, func: Any, what: str) -> Any:
+    def outside_result(result: Any, func: Any, what: str, keywords: bool = False) -> Any:
         """What a call returns: a plain container from outside checked to its leaves (unless
-        the snippet's own function or one of :data:`_PURE_RESULTS` made it), anything else
+        the snippet's own function made it, or one of :data:`_PURE_RESULTS` given no keyword:
+        ``json.loads(s, object_hook=f)`` holds whatever ``f`` returns), anything else
         admitted."""
         kind = type(result)
         if kind in _LEAVES:
             return result
         if kind in PLAIN:
-            if _pure_result(func) or classes.owns(func):
+            if (not keywords and _pure_result(func)) or classes.owns(func):
                 return result
             return plain_deep(result, what)
         return admit(result, what)
 
-    def result_of(result: Any, name: str, method: Any = None) -> Any:
-        return outside_result(result, method, f"the result of .{name}()")
+    def result_of(result: Any, name: str, method: Any = None, keywords: bool = False) -> Any:
+        return outside_result(result, method, f"the result of .{name}()", keywords)
 
     def consumed(name: str, arg: Any) -> Any:
         """What a plain-data method that iterates its argument may iterate."""
@@ -1057,7 +1077,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         method = compiled_getattr(obj, name)
         if len(args) == 3 and type(method) is type and method in VETTED_METACLASSES:
             return classes.metaclass.made_by(method, *args, **kwargs)  # abc.ABCMeta(n, b, ns)
-        return result_of(method(*args, **kwargs), name, method)
+        return result_of(method(*args, **kwargs), name, method, bool(kwargs))
 
     def callattr0(obj: Any, name: str, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
@@ -1077,8 +1097,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         method = compiled_getattr(obj, name)
         return result_of(method(a, b), name, method)
 
-    def call_result(result: Any, func: Any = None) -> Any:
-        return outside_result(result, func, "the result of this call")
+    def call_result(result: Any, func: Any = None, keywords: bool = False) -> Any:
+        return outside_result(result, func, "the result of this call", keywords)
 
     def built_from(container: type, source: Any) -> Any:
         """What ``list(x)``, ``dict(x)``... iterate: ``x`` through the iteration guard; for a
@@ -1087,14 +1107,28 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return guarded_iter(source.items())
         return guarded_iter(source)
 
+    def consuming(func: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``args`` for a plain container's method that iterates them, called as a function
+        (``list.extend(items, it)``, ``f = items.extend; f(it)``, ``list.__init__(l, it)``):
+        what they iterate goes through the iteration guard, as ``items.extend(it)`` does."""
+        kind = type(func)
+        if kind in _UNBOUND_KINDS:
+            if func.__objclass__ in _CONTAINERS and func.__name__ in _CONSUMERS and args:
+                return (args[0], *(consumed(func.__name__, a) for a in args[1:]))
+        elif kind in _BOUND_KINDS and type(func.__self__) in _CONTAINERS:
+            return tuple(consumed(func.__name__, a) for a in args)
+        return args
+
     def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         """``func(...)``: the result is checked; container builders iterate through the guard;
         ``type(name, bases, namespace)`` makes a class as a ``class`` statement does."""
+        if type(func) in _CALLABLE_KINDS:
+            args = consuming(func, args)
         if type(func) is type and func in _CONTAINERS and args and type(args[0]) not in PLAIN:
             args = (built_from(func, args[0]), *args[1:])
         elif len(args) == 3 and type(func) is type and func in VETTED_METACLASSES:  # ABCMeta(...)
             return classes.metaclass.made_by(func, *args, **kwargs)
-        return call_result(func(*args, **kwargs), func)
+        return call_result(func(*args, **kwargs), func, bool(kwargs))
 
     def call0(func: Any, /) -> Any:
         return call_result(func(), func)
@@ -1102,6 +1136,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     def call1(func: Any, a: Any, /) -> Any:
         if type(func) is type and func in _CONTAINERS and type(a) not in PLAIN:
             a = built_from(func, a)
+        elif type(func) in _CALLABLE_KINDS and type(a) not in PLAIN:
+            (a,) = consuming(func, (a,))
         return call_result(func(a), func)
 
     def guarded_getitem(obj: Any, key: Any) -> Any:
@@ -1149,10 +1185,12 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return value
         return admit(value, "this value")
 
-    def guarded_write(obj: Any, name: str | None = None) -> Any:
+    def guarded_write(obj: Any, name: str | None = None, sliced: bool = False) -> Any:
         """What ``obj.name = v``, ``obj[k] = v`` (``name`` None) and ``setattr`` write to:
         containers, the snippet's own objects, and the public attributes of the records
-        in :data:`WRITABLE_RECORDS`."""
+        in :data:`WRITABLE_RECORDS`; a list's slice (``sliced``) takes guarded items."""
+        if sliced and type(obj) is list:
+            return SliceStore(obj, guarded_iter)
         if isinstance(obj, _ARRAY) and name is None and type(obj).__setitem__ in _NATIVE_STORES:
             return NumericStore(obj)  # an array or bytearray (a snippet's subclass too)
         if type(obj) in _WRITABLE_CONTAINERS:
@@ -1294,6 +1332,13 @@ _CONSUMERS = frozenset(
         "issuperset",
         "isdisjoint",
         "fromkeys",
+        "__init__",
+        "__iadd__",
+        "__ior__",
+        "__or__",
+        "__ror__",
     }
 )
 """Methods of plain data that iterate their argument: it goes through the iteration guard."""
+_UNBOUND_KINDS = frozenset({types.MethodDescriptorType, types.WrapperDescriptorType})
+_BOUND_KINDS = frozenset({types.BuiltinFunctionType, types.MethodWrapperType})

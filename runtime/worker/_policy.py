@@ -309,6 +309,21 @@ class SnippetPolicy(RestrictingNodeTransformer):
         node.value = _call("_write_", [node.value, ast.Constant(name)], node.value, [])
         return node
 
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        """``a[i:j] = v`` becomes ``_write_(a, None, True)[i:j] = v``: a list takes a slice's
+        value by iterating it natively, so the write guard gives it one whose items passed
+        the iteration guard."""
+        sliced = isinstance(node.ctx, ast.Store) and isinstance(node.slice, ast.Slice)
+        visited = super().visit_Subscript(node)
+        if (
+            sliced
+            and isinstance(visited, ast.Subscript)
+            and _is_guard_call(visited.value, "_write_")
+        ):
+            assert isinstance(visited.value, ast.Call)
+            visited.value.args.extend([ast.Constant(None), ast.Constant(True)])
+        return visited
+
     def visit_Call(self, node: ast.Call) -> Any:
         node = cast(ast.Call, super().visit_Call(node))
         func = node.func

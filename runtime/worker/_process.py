@@ -31,7 +31,7 @@ from runtime.worker._builtins import build_builtins
 from runtime.worker._channel import Channel, HostLink, Namespace, ProviderFunction
 from runtime.worker._confine import Kernel
 from runtime.worker._formatting import BoundFormat
-from runtime.worker._guards import NumericStore, SnippetClasses, make_guards
+from runtime.worker._guards import NumericStore, SliceStore, SnippetClasses, make_guards
 from runtime.worker._heap import HEAP_MB, Heap
 from runtime.worker._help import Help
 from runtime.worker._modules import (
@@ -144,7 +144,7 @@ class Prepared:
             facade_members(self.facades),
             (
                 *(Facade, Namespace, ProviderFunction, BoundFormat, TimeoutScope),
-                *(NumericStore, *GUARDED_MAKERS),
+                *(NumericStore, SliceStore, *GUARDED_MAKERS),
             ),
             classes.defined,
         )

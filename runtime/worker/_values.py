@@ -24,6 +24,7 @@ import asyncio
 import collections
 import collections.abc
 import re
+import struct
 import types
 import weakref
 from collections.abc import Callable, Iterable
@@ -587,6 +588,9 @@ class Admission:
     def _bound_slot(self, value: Any, what: str) -> Any:
         """A special method bound to an object (``super().__init__``, ``x.__eq__``)."""
         name = value.__name__
+        if name == "__init__" and isinstance(value.__self__, struct.Struct):
+            # the real Struct.__init__ again (super(Facade, s).__init__): a use after free
+            raise _refuse(what, "the real struct.Struct.__init__, which runs only once")
         if name not in SAFE_SLOTS:
             raise _refuse(what, f"the special method {_name(value)}")
         bound = value.__self__

@@ -43,6 +43,7 @@ import io
 import keyword
 import os
 import re
+import struct
 import sys
 import types
 import typing
@@ -237,9 +238,27 @@ def _trusted_create_fn(
     namespace = {"__builtins__": dict(_GENERATED_BUILTINS), "__name__": "__main__"}
     with _audit.trusted():
         _check_source(source, name, list(given), fields)
-        return _real_create_fn(
+        made = _real_create_fn(
             name, args, body, globals=namespace, locals=given, return_type=return_type
         )
+    return _on_own_instances(made)
+
+
+def _on_own_instances(method: Any) -> Any:
+    """A method dataclasses generated, which runs only on the snippet's own objects: called
+    from its class (``F.__init__(obj, ...)``), it would write fields natively, with the real
+    ``object.__setattr__`` when frozen, onto any object it is given."""
+
+    @functools.wraps(method)
+    def checked(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if not ADOPTION.owns(self) or isinstance(self, type):
+            raise TypeError(
+                f"{method.__name__}() of a dataclass takes one of the snippet's own objects, "
+                f"not a {type(self).__name__}"
+            )
+        return method(self, *args, **kwargs)
+
+    return checked
 
 
 def _caller(depth: int = 1, default: str = "__main__") -> str:
@@ -400,7 +419,9 @@ def _pure_ordered_dict() -> type:
     real = sys.modules["_collections"]
     stand_in = types.ModuleType("_collections")
     vars(stand_in).update({k: v for k, v in vars(real).items() if k != "OrderedDict"})
-    spec = importlib.util.spec_from_file_location("collections", collections.__file__)
+    # a module name of its own: its _Link records are not the vetted collections' (a
+    # snippet's subclass reading its __map would get links it could rewire)
+    spec = importlib.util.spec_from_file_location("collections._ordered", collections.__file__)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["_collections"] = stand_in
@@ -409,6 +430,9 @@ def _pure_ordered_dict() -> type:
     finally:
         sys.modules["_collections"] = real
     made: type = module.OrderedDict
+    views = ("_OrderedDictKeysView", "_OrderedDictItemsView", "_OrderedDictValuesView")
+    for name in ("OrderedDict", *views):  # records of the vetted collections; _Link is not
+        getattr(module, name).__module__ = "collections"
     return made
 
 
@@ -416,6 +440,20 @@ ORDERED_DICT = _values.writable_record(_pure_ordered_dict())
 """The ``OrderedDict`` snippets get (``collections.OrderedDict``, ``typing.OrderedDict``)."""
 _ORDERED_STATE = frozenset(vars(ORDERED_DICT()))
 """Its own bookkeeping in each instance's ``__dict__``, which its reduce leaves out."""
+
+
+class Struct(struct.Struct):
+    """``struct.Struct``, initialised once: CPython 3.11 frees the compiled format when
+    ``__init__`` runs again, under an ``iter_unpack`` or a ``pack_into`` still using it."""
+
+    def __init__(self, format: Any) -> None:
+        if _STRUCT_FORMAT(self):  # "" until the first __init__
+            raise TypeError("a Struct is initialised once; make a new one")
+        super().__init__(format)
+
+
+_STRUCT_FORMAT: Any = vars(struct.Struct)["format"].__get__
+Struct.__module__ = "struct"
 
 _real_escape = re.escape
 
@@ -464,11 +502,15 @@ def _adopted_dataclass(cls: type) -> type:
     type.__setattr__(cls, _FIELDS, fields)  # it; a snippet can no longer add to it
     _MADE[cls] = fields
     for value in vars(cls).values():
-        function = getattr(value, "__func__", value)
-        inner = getattr(function, "__wrapped__", function)  # __repr__ is wrapped once more
-        made_here = isinstance(inner, types.FunctionType)
-        if made_here and inner.__code__.co_filename == "<string>":  # dataclasses' exec
-            for made in (inner, function, value):
+        chain = [value, getattr(value, "__func__", value)]
+        while isinstance(
+            vars(chain[-1]).get("__wrapped__") if hasattr(chain[-1], "__dict__") else None,
+            types.FunctionType,
+        ):
+            chain.append(vars(chain[-1])["__wrapped__"])  # __repr__: recursive_repr, checked
+        inner = chain[-1]
+        if isinstance(inner, types.FunctionType) and inner.__code__.co_filename == "<string>":
+            for made in chain:  # dataclasses' exec, and the wrappers around it
                 ADOPTION.vet(made)
     return cls
 
@@ -922,9 +964,10 @@ def update_wrapper(
     updated: Any = functools.WRAPPER_UPDATES,
 ) -> Any:
     """functools.update_wrapper, onto the snippet's own function: ``wrapped``'s name, doc,
-    module, annotations and ``__dict__`` are copied onto it (copies, so a function from
-    outside keeps its own), and ``__wrapped__`` names it. Only the standard attribute lists
-    are taken: another name would copy what it names natively (``__code__``)."""
+    module, annotations and ``__dict__`` are copied onto it, of a function from outside only
+    its name, module and doc (what its ``__dict__`` holds was never checked), and
+    ``__wrapped__`` names it. Only the standard attribute lists are taken: another name would
+    copy what it names natively (``__code__``)."""
     if not _own_target(wrapper):
         raise TypeError(
             "functools.update_wrapper() sets attributes on the wrapper: give it a function "
@@ -932,15 +975,19 @@ def update_wrapper(
         )
     if assigned != functools.WRAPPER_ASSIGNMENTS or updated != functools.WRAPPER_UPDATES:
         raise TypeError("functools.update_wrapper(): only the standard assigned and updated")
+    own = _own_target(wrapped)
     for attr in functools.WRAPPER_ASSIGNMENTS:
         try:
             value = getattr(wrapped, attr)
         except AttributeError:
             continue
-        setattr(wrapper, attr, dict(value) if type(value) is dict else value)
-    held = getattr(wrapped, "__dict__", {})
-    if isinstance(held, dict):
-        vars(wrapper).update(dict(held))
+        if own:
+            setattr(wrapper, attr, dict(value) if type(value) is dict else value)
+        elif type(value) is str or value is None:  # a name and a doc, nothing it holds
+            setattr(wrapper, attr, value)
+    held = getattr(wrapped, "__dict__", {}) if own else {}
+    if type(held) is dict:
+        vars(wrapper).update(held)
     wrapper.__wrapped__ = wrapped
     return wrapper
 
@@ -1006,6 +1053,7 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("hashlib", "algorithms_available"): frozenset(hashlib.algorithms_available),
         ("collections", "OrderedDict"): ORDERED_DICT,
         ("functools", "wraps"): wraps,
+        ("struct", "Struct"): Struct,
         ("functools", "update_wrapper"): update_wrapper,
         ("typing", "final"): _marking("typing", typing.final),
         ("typing", "runtime_checkable"): _marking("typing", typing.runtime_checkable),

@@ -987,6 +987,47 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "cannot copy a Namespace object: it belongs to the sandbox",
         ),
     },
+    "tenth pass": {
+        "a special method given as a property": Refusal(
+            "class C:\n    __add__ = property(lambda self: type)\nC() + tools",
+            "policy",
+            "class C's __add__ = property is not allowed",
+        ),
+        "__set_name__ given as a property": Refusal(
+            "class D:\n    __set_name__ = property(lambda self: print)",
+            "policy",
+            "class D's __set_name__ = property is not allowed",
+        ),
+        "a dataclass __init__ run on an object from outside": Refusal(
+            "import dataclasses, contextlib\n@dataclasses.dataclass\nclass P:\n    _x: int = 0\n"
+            "P.__init__(contextlib.ExitStack(), 5)",
+            "runtime",
+            "__init__() of a dataclass takes one of the snippet's own objects, not a ExitStack",
+        ),
+        "a frozen dataclass __init__ run on a guarded slot": Refusal(
+            "import dataclasses\n@dataclasses.dataclass(frozen=True)\nclass F:\n"
+            "    _guard: object = None\nF.__init__(object.__getattribute__, print)",
+            "runtime",
+            "__init__() of a dataclass takes one of the snippet's own objects, not a GuardedSlot",
+        ),
+        "a Struct initialised again under its own iter_unpack": Refusal(
+            "import struct\ns = struct.Struct('<b')\ns.__init__('<q')",
+            "policy",
+            "attribute '__init__' is Struct.__init__ bound to a Struct from outside",
+        ),
+        "a Struct subclass initialised again through super()": Refusal(
+            "import struct\nclass S(struct.Struct):\n    def again(self, fmt):\n"
+            "        super().__init__(fmt)\ns = S('<b')\ns.again('<q')",
+            "runtime",
+            "a Struct is initialised once; make a new one",
+        ),
+        "the links of a snippet's OrderedDict subclass": Refusal(
+            "import collections\nclass O(collections.OrderedDict):\n    def links(self):\n"
+            "        return self._OrderedDict__map\no = O(a=1)\no.links()",
+            "policy",
+            "is a collections._ordered._Link object from outside the snippet",
+        ),
+    },
     "wrappers": {
         "update_wrapper writing onto a function from outside": Refusal(
             "import functools, json\ndef f():\n    pass\nfunctools.update_wrapper(json.loads, f)",
@@ -998,6 +1039,12 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "(lambda: 1)",
             "runtime",
             "only the standard assigned and updated",
+        ),
+        "update_wrapper copying the private state of an object from outside": Refusal(
+            "import functools, contextlib\ndef w():\n    pass\n"
+            "functools.update_wrapper(w, contextlib.ExitStack())\nw._exit_callbacks",
+            "runtime",
+            "'function' object has no attribute '_exit_callbacks'",
         ),
         "wraps onto a facade": Refusal(
             "import functools, json\ndef f():\n    pass\nfunctools.wraps(f)(json)",
@@ -1106,8 +1153,8 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "class FakeTB:\n    tb_next = None\n    @property\n    def tb_lineno(self):\n"
             "        " + ESCAPE + "\n        return 'x'\nclass E(Exception):\n    @property\n"
             "    def __traceback__(self):\n        return FakeTB()\nraise E('boom')",
-            "runtime",
-            "boom",
+            "policy",
+            "class E's __traceback__ = property is not allowed",
         ),
     },
     "writes forwarded or on shared objects": {
@@ -1427,6 +1474,7 @@ def test_dataclass_source_naming_an_unchecked_name_is_refused(
     from runtime.worker import _vetted
 
     monkeypatch.setattr(real, "_create_fn", _vetted._trusted_create_fn)
+    monkeypatch.setattr(_vetted.ADOPTION, "owns", lambda obj: True)  # as in a worker
     made = _vetted._built({"a"}, lambda: real.make_dataclass("C", ["a"]), placeholder=False)
     assert repr(made(1)) == "C(a=1)"
     with pytest.raises(TypeError, match="refused to generate a method: it names '_type_b'"):

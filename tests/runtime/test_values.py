@@ -352,3 +352,42 @@ def test_a_method_from_outside_returning_a_plain_container_is_checked() -> None:
     callattr = _guards().callattr[0]
     with pytest.raises(PolicyError, match=r"the result of .rows\(\) is a module"):
         callattr(Holder(), "rows")
+
+
+def test_a_plain_container_method_called_as_a_function_iterates_through_the_guard() -> None:
+    """`list.extend(items, it)`, `f = items.extend; f(it)`, `list.__init__(l, it)` fill a
+    plain list natively: what they iterate goes through the iteration guard, as
+    `items.extend(it)` does."""
+    guarded_call, _, call1 = _guards().call
+    for call in (
+        lambda: guarded_call(list.extend, [], _foreign_items()),
+        lambda: call1([].extend, _foreign_items()),
+        lambda: guarded_call(list.__init__, [], _foreign_items()),
+        lambda: guarded_call(set.update, set(), _foreign_items()),
+    ):
+        with pytest.raises(PolicyError, match="an item is a module"):
+            call()
+    items: list[Any] = []
+    guarded_call(list.extend, items, iter([1, 2]))
+    assert items == [1, 2]
+
+
+def test_a_list_slice_assignment_takes_guarded_items() -> None:
+    """`items[i:j] = it` iterates `it` natively: the write guard's slice store checks it."""
+    write = _guards().write
+    items = [0, 1]
+    with pytest.raises(PolicyError, match="an item is a module"):
+        write(items, None, True)[0:1] = _foreign_items()
+    write(items, None, True)[0:1] = collections.deque([7, 8])
+    assert items == [7, 8, 1]
+
+
+def test_a_pure_result_given_hooks_is_checked_to_its_leaves() -> None:
+    """`json.loads(s)` is plain data made from text and is not walked; given a hook, it holds
+    whatever the hook returned, and is."""
+    import json
+
+    guarded_call = _guards().call[0]
+    assert guarded_call(json.loads, '[{"a": [1]}]') == [{"a": [1]}]
+    with pytest.raises(PolicyError, match="is a module"):
+        guarded_call(json.loads, "[{}]", object_hook=lambda d: os)
