@@ -1113,11 +1113,21 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         what they iterate goes through the iteration guard, as ``items.extend(it)`` does."""
         kind = type(func)
         if kind in _UNBOUND_KINDS:
-            if func.__objclass__ in _CONTAINERS and func.__name__ in _CONSUMERS and args:
-                return (args[0], *(consumed(func.__name__, a) for a in args[1:]))
+            if func.__objclass__ in _CONTAINERS and args:
+                return (args[0], *consuming_args(args[0], func.__name__, args[1:]))
         elif kind in _BOUND_KINDS and type(func.__self__) in _CONTAINERS:
-            return tuple(consumed(func.__name__, a) for a in args)
+            return consuming_args(func.__self__, func.__name__, args)
         return args
+
+    def consuming_args(holder: Any, name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        if name == "__setitem__":  # items.__setitem__(slice(i, j), it) iterates it
+            if type(holder) is list and len(args) == 2 and type(args[0]) is slice:
+                value = args[1] if type(args[1]) in PLAIN else list(guarded_iter(args[1]))
+                return (args[0], value)
+            return args
+        if name not in _CONSUMERS:
+            return args
+        return tuple(consumed(name, a) for a in args)
 
     def guarded_call(func: Any, /, *args: Any, **kwargs: Any) -> Any:
         """``func(...)``: the result is checked; container builders iterate through the guard;

@@ -380,6 +380,13 @@ def test_a_list_slice_assignment_takes_guarded_items() -> None:
         write(items, None, True)[0:1] = _foreign_items()
     write(items, None, True)[0:1] = collections.deque([7, 8])
     assert items == [7, 8, 1]
+    guarded_call = _guards().call[0]
+    with pytest.raises(PolicyError, match="an item is a module"):
+        guarded_call(items.__setitem__, slice(0, 0), _foreign_items())
+    with pytest.raises(PolicyError, match="an item is a module"):
+        guarded_call(list.__setitem__, items, slice(0, 0), _foreign_items())
+    guarded_call(items.__setitem__, slice(0, 1), collections.deque([5]))
+    assert items == [5, 8, 1]
 
 
 def test_a_pure_result_given_hooks_is_checked_to_its_leaves() -> None:
