@@ -19,6 +19,7 @@ from __future__ import annotations
 import _io
 import array
 import collections
+import functools
 import itertools
 import json
 import operator
@@ -315,37 +316,33 @@ def _checked_new(new: Any) -> Any:
             "None)"
         )
 
-    __new__.__qualname__, __new__.__doc__ = new.__qualname__, new.__doc__
-    __new__.__module__ = new.__module__
-    _CHECKED_NEW[__new__] = new
-    return __new__
+    return _standing_for(__new__, new)
 
 
-def _owner_checked(hook: Any) -> Any:
-    """The snippet's ``__set_name__(self, owner, name)`` or ``__init_subclass__(cls)`` as its
-    class holds it: Python calls them with a class while it is being made, before anything
-    checks it, so they run only for a class of the snippet's own (a ``class`` statement adopts
-    its class before either runs); a class made natively (``type.__new__(...)``, a metaclass
-    called from C) never reaches snippet code through them."""
+def _owner_checked(hook: Any, key: str, static: bool = False) -> Any:
+    """The snippet's ``__set_name__(self, owner, name)`` or ``__init_subclass__(cls)`` (the
+    class attribute ``key``, whatever the function is named) as its class holds it: Python
+    calls them with a class while it is being made, before anything checks it, so they run
+    only for a class of the snippet's own (a ``class`` statement adopts its class before
+    either runs); a class made natively (``type.__new__(...)``, a metaclass called from C)
+    never reaches snippet code through them."""
+    # where the class is among the arguments (a staticmethod is not given the first one)
+    at = (0 if key == "__init_subclass__" else 1) - static
 
-    if hook.__name__ == "__init_subclass__":
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if 0 <= at < len(args):  # too few: the hook's own TypeError says so
+            _owned_class(args[at])
+        return hook(*args, **kwargs)
 
-        def __init_subclass__(cls: Any, /, *args: Any, **kwargs: Any) -> Any:
-            _owned_class(cls)
-            return hook(cls, *args, **kwargs)
+    return _standing_for(checked, hook)
 
-        checked = __init_subclass__
-    else:
 
-        def __set_name__(self: Any, owner: Any, /, *args: Any, **kwargs: Any) -> Any:
-            _owned_class(owner)
-            return hook(self, owner, *args, **kwargs)
-
-        checked = __set_name__
-    checked.__qualname__, checked.__doc__ = hook.__qualname__, hook.__doc__
-    checked.__module__ = hook.__module__
-    _CHECKED_NEW[checked] = hook
-    return checked
+def _standing_for(wrapper: Any, function: Any) -> Any:
+    """``wrapper``, named as the snippet's ``function`` and counted as the snippet's own."""
+    wrapper.__name__, wrapper.__qualname__ = function.__name__, function.__qualname__
+    wrapper.__doc__, wrapper.__module__ = function.__doc__, function.__module__
+    _CHECKED_NEW[wrapper] = function
+    return wrapper
 
 
 def _owned_class(cls: Any) -> None:
@@ -367,7 +364,7 @@ def _checking_hook(key: str, value: Any) -> Any:
     if key == "__new__":
         wrap: Callable[[Any], Any] = _checked_new
     elif key in _OWNER_HOOKS:
-        wrap = _owner_checked
+        wrap = functools.partial(_owner_checked, key=key)
     else:
         return value
     if type(value) is types.FunctionType:
@@ -375,6 +372,8 @@ def _checking_hook(key: str, value: Any) -> Any:
     if isinstance(value, staticmethod | classmethod) and type(value.__func__) is types.FunctionType:
         if value.__func__ in _CHECKED_NEW:
             return value
+        if key in _OWNER_HOOKS:
+            wrap = functools.partial(_owner_checked, key=key, static=type(value) is staticmethod)
         return type(value)(wrap(value.__func__))
     return value
 

@@ -318,6 +318,15 @@ CASES: dict[str, str] = {
         "type(None)(), type(None).__name__, typing.get_origin(typing.Mapping[int, int]).__name__, "
         "isinstance({}, typing.get_origin(typing.Mapping[int, int]))]"
     ),
+    "class hooks given under other names": (
+        "seen = []\ndef helper(cls, **kw):\n    seen.append(('sub', cls.__name__))\n"
+        "def named_oddly(self, owner, name):\n    seen.append(('set', owner.__name__, name))\n"
+        "class B:\n    __init_subclass__ = classmethod(helper)\nclass D:\n"
+        "    __set_name__ = named_oddly\nclass C(B):\n    d = D()\n"
+        "class S:\n    @staticmethod\n    def __set_name__(owner, name):\n"
+        "        seen.append(('static', owner.__name__, name))\nclass E:\n    s = S()\n"
+        "[seen, B.__init_subclass__.__name__, D.__set_name__.__qualname__]"
+    ),
     "a pattern's group index": (
         "import re\np = re.compile('(?P<a>x)(?P<b>y)')\n[dict(p.groupindex), p.groupindex['b'], len(p.groupindex)]"
     ),
