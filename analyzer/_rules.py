@@ -25,7 +25,7 @@ from analyzer._steps import (
     slice_length,
     stringy,
 )
-from analyzer._syntax import dotted
+from analyzer._syntax import dotted, string_value
 from analyzer._tables import (
     AGGREGATING_BUILTINS,
     AGGREGATING_MODULES,
@@ -76,7 +76,7 @@ class Rules:
             cst.Integer: lambda n: constant(parse_int(n.value)),
             cst.Float: lambda n: constant(0.0),
             cst.Imaginary: lambda n: constant(0),
-            cst.SimpleString: lambda n: constant(n.evaluated_value),
+            cst.SimpleString: lambda n: constant(string_value(n)),
             cst.ConcatenatedString: self.concatenated,
             cst.FormattedString: self.fstring,
             cst.Ellipsis: lambda n: CLEAN,
@@ -117,7 +117,7 @@ class Rules:
         return self.flow.lookup(node.value)
 
     def concatenated(self, node: cst.ConcatenatedString) -> V:
-        value = node.evaluated_value
+        value = string_value(node)
         return constant(value) if isinstance(value, str) else CLEAN
 
     def fstring(self, node: cst.FormattedString) -> V:

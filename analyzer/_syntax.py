@@ -7,6 +7,8 @@ from typing import Any
 
 import libcst as cst
 
+from contract import literal_eval
+
 
 def dotted(node: Any) -> str | None:
     """``a.b.c`` for a Name or a chain of Attributes, else None."""
@@ -15,6 +17,24 @@ def dotted(node: Any) -> str | None:
     if isinstance(node, cst.Attribute):
         base = dotted(node.value)
         return f"{base}.{node.attr.value}" if base is not None else None
+    return None
+
+
+def string_value(node: cst.SimpleString | cst.ConcatenatedString) -> str | bytes | None:
+    """The text of a string literal, or None for one that mixes str and bytes. Not libcst's
+    own evaluation of the node: that parses with ``ast`` outside the host's AST lock."""
+    if isinstance(node, cst.SimpleString):
+        value = literal_eval(node.value)
+        return value if isinstance(value, str | bytes) else None
+    if not isinstance(node.left, cst.SimpleString | cst.ConcatenatedString) or not isinstance(
+        node.right, cst.SimpleString | cst.ConcatenatedString
+    ):
+        return None  # an f-string part: not a constant
+    left, right = string_value(node.left), string_value(node.right)
+    if isinstance(left, str) and isinstance(right, str):
+        return left + right
+    if isinstance(left, bytes) and isinstance(right, bytes):
+        return left + right
     return None
 
 
@@ -32,7 +52,7 @@ def constant_key(node: Any) -> str | None:
     if isinstance(node, cst.Subscript) and len(node.slice) == 1:
         index = node.slice[0].slice
         if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
-            value = index.value.evaluated_value
+            value = string_value(index.value)
             return value if isinstance(value, str) else None
     return None
 

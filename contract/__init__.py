@@ -8,7 +8,7 @@ against these tables.
 from __future__ import annotations
 
 from contract._docs import markers, readme_block, readme_lists, write_block
-from contract._python import AST_LOCK, compile_tree, parse
+from contract._python import AST_LOCK, compile_tree, literal_eval, parse
 from contract._snippet import BUILTINS, MODULES, NAMESPACES, NEVER, REFUSED_BUILTINS
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "NEVER",
     "REFUSED_BUILTINS",
     "compile_tree",
+    "literal_eval",
     "markers",
     "parse",
     "readme_block",

@@ -53,6 +53,7 @@ import zoneinfo
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from contract import parse
 from runtime.worker import _audit, _guards, _values
 from runtime.worker._errors import PolicyError
 from runtime.worker._policy import DENIED_ATTRIBUTES
@@ -181,7 +182,7 @@ def _check_source(source: str, name: str, inner: list[str], fields: frozenset[st
     """The text dataclasses is about to ``exec``: one factory taking ``inner`` that defines
     ``name`` and returns it, naming only the checked fields and dataclasses' own names, with
     no string but the field names and dataclasses' own words."""
-    tree = ast.parse(source)
+    tree = parse(source)
     outer = tree.body[0] if len(tree.body) == 1 else None
     if not (
         isinstance(outer, ast.FunctionDef)

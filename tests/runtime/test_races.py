@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer import EffectsTable, Options, analyze
-from contract import AST_LOCK
+from contract import AST_LOCK, literal_eval
 from fabric import Fabric
 from runtime.worker import compile_snippet
 
@@ -48,6 +50,31 @@ def test_the_analyzer_parses_under_the_ast_lock() -> None:
     _waits_for_the_ast_lock(
         lambda: analyze("tools.read(path='a')", EffectsTable.default(), Options())
     )
+
+
+def test_literals_are_read_under_the_ast_lock() -> None:
+    """A literal's value is a parse too (libcst's ``evaluated_value`` is ``ast.literal_eval``):
+    the analyzer reads string constants through the locked one."""
+    _waits_for_the_ast_lock(lambda: literal_eval("'x' 'y'"))
+
+
+_UNLOCKED = re.compile(r"\bevaluated_value\b|\bast\.(?:parse|literal_eval)\(|\bfrom ast import\b")
+_HOST_PACKAGES = ("analyzer", "contract", "fabric", "runtime")
+
+
+def test_no_host_code_converts_source_outside_the_lock() -> None:
+    """Every parse in the host goes through ``contract``'s locked helpers; the CI run that found
+    the analyzer's ``evaluated_value`` racing the sandbox's compile is the reason for this scan."""
+    root = Path(__file__).resolve().parents[2]
+    unlocked = [
+        f"{path.relative_to(root)}:{n}"
+        for package in _HOST_PACKAGES
+        for path in sorted((root / package).rglob("*.py"))
+        if path != root / "contract" / "_python.py"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if _UNLOCKED.search(line)
+    ]
+    assert unlocked == []
 
 
 FRAGMENTS = [
