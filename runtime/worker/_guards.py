@@ -288,6 +288,8 @@ _CHECKED_NEW = STANDS_FOR_SNIPPET
 function it checks."""
 _NEW_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 """What a ``__new__`` may return besides an instance of its class: values without attributes."""
+_MRO: Callable[[type], tuple[type, ...]] = vars(type)["__mro__"].__get__
+"""A class's real method resolution order (``issubclass`` would ask an ABC's registry)."""
 
 
 def snippet_new(value: Any) -> bool:
@@ -306,7 +308,7 @@ def _checked_new(new: Any) -> Any:
     def __new__(cls: Any, /, *args: Any, **kwargs: Any) -> Any:
         made = new(cls, *args, **kwargs)
         kind = type(made)
-        if kind in _NEW_ATOMS or (isinstance(cls, type) and issubclass(kind, cls)):
+        if kind in _NEW_ATOMS or any(base is cls for base in _MRO(kind)):
             return made
         if _RUNNING and _RUNNING[-1].owns_instance(made):
             return made

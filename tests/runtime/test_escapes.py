@@ -518,6 +518,13 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "runtime",
             "new() returned a Facade from outside the snippet",
         ),
+        "a protocol's __new__ returning what its structural issubclass accepts": Refusal(
+            "import typing, json\n@typing.runtime_checkable\nclass P(typing.Protocol):\n"
+            "    def __call__(self): ...\n    def __new__(cls, *a):\n        return json.dumps\n"
+            "P.__new__(P)",
+            "runtime",
+            "P.__new__() returned a function from outside the snippet",
+        ),
         "typing.final marking a function from outside": Refusal(
             "import typing, json\ntyping.final(json.dumps)",
             "runtime",

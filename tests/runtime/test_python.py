@@ -422,6 +422,12 @@ CASES: dict[str, str] = {
         "out = io.StringIO()\nw = csv.writer(out)\nw.writerows([['x', 'y'], [1, 'a,b']])\n"
         "[rows, out.getvalue()]"
     ),
+    "csv.Sniffer and its dialect": (
+        "import csv, io\nsample = 'a;b;c\\n1;2;3\\n4;5;6\\n'\nd = csv.Sniffer().sniff(sample)\n"
+        'class Mine(d):\n    quotechar = "\'"\n'
+        "[d.delimiter, d.__name__, list(csv.reader(io.StringIO(sample), d)), Mine().quotechar, "
+        "csv.Sniffer().has_header(sample), csv.Sniffer().sniff('x,y\\n1,2\\n', ',').delimiter]"
+    ),
     "io in memory": (
         "import io\nb = io.BytesIO()\nb.write(b'ab')\ns = io.StringIO()\nprint('hi', file=s)\n"
         "[b.getvalue().decode(), s.getvalue()]"
