@@ -155,6 +155,7 @@ class Prepared:
         ADOPTION.adopt, ADOPTION.vet = classes.adopt, admission.vet
         ADOPTION.getattr, ADOPTION.getitem = guards.builtins["getattr"], guards.getitem
         ADOPTION.owns = classes.owns
+        ADOPTION.vetted = admission.is_vetted
         ADOPTION.admit = guards.admit
         ADOPTION.make_class = classes.metaclass
         return {

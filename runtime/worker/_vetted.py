@@ -42,6 +42,7 @@ import importlib.util
 import inspect
 import io
 import keyword
+import operator
 import os
 import re
 import struct
@@ -72,6 +73,9 @@ class Adoption:
         self.getattr: Callable[..., Any] = getattr
         self.getitem: Callable[[Any, Any], Any] = lambda obj, key: obj[key]
         self.owns: Callable[[Any], bool] = lambda obj: False
+        self.vetted: Callable[[Any], bool] = lambda obj: False
+        """Whether a value was handed to the snippet on purpose (a facade member, a checked
+        factory :func:`field` made)."""
         self.admit: Callable[[Any], Any] = _refuse_until_set
         """What a call made from C hands back, checked as a call's result is."""
         self.make_class: Callable[..., type] | None = None
@@ -458,6 +462,33 @@ _STRUCT_FORMAT: Any = vars(struct.Struct)["format"].__get__
 Struct.__module__ = "struct"
 
 
+class Deque(collections.deque):  # type: ignore[type-arg]
+    """``collections.deque``, whose ``index`` compares items it holds: CPython 3.11's own
+    compares a borrowed item, which the comparison may free by clearing the deque, and then
+    hands the freed object to the other side's ``__eq__`` (gh-115243)."""
+
+    __slots__ = ()
+
+    def index(self, value: Any, start: Any = 0, stop: Any = sys.maxsize) -> int:
+        size = len(self)
+        start, stop = operator.index(start), operator.index(stop)
+        if start < 0:
+            start = max(start + size, 0)
+        if stop < 0:
+            stop = max(stop + size, 0)
+        items = list(self)
+        for at in range(start, min(stop, size)):
+            item = items[at]
+            if item is value or item == value:
+                return at
+            if len(self) != size:
+                raise RuntimeError("deque mutated during iteration")
+        raise ValueError(f"{value!r} is not in deque")
+
+
+Deque.__module__, Deque.__name__, Deque.__qualname__ = "collections", "deque", "deque"
+
+
 class Sniffer(csv.Sniffer):
     """``csv.Sniffer``, whose ``sniff`` hands the snippet the dialect class it made: a fresh
     ``csv.Dialect`` subclass per sample, which no list of the vetted could name ahead."""
@@ -489,7 +520,8 @@ def patch_stdlib() -> None:
     """In the process that builds the facades (the zygote, whose workers run snippets; never
     the host): dataclasses' ``exec`` trusted, typing's and enum's frame walks gone, the
     wrapper a context decorator makes vetted, fractions made of exact numbers only,
-    ``re.escape`` of exact text, the Python ``OrderedDict`` in ``typing``."""
+    ``re.escape`` of exact text, the Python ``OrderedDict`` and the checked ``deque`` in
+    ``typing``."""
     dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
     # asdict() and astuple() deep-copy each leaf with the module's own copy: the checked one
     dataclasses.copy = types.SimpleNamespace(  # type: ignore[attr-defined]
@@ -501,6 +533,7 @@ def patch_stdlib() -> None:
     fractions.Fraction.__new__ = staticmethod(_fraction_new)  # type: ignore[method-assign]
     re.escape = _escape
     typing.OrderedDict = typing._alias(ORDERED_DICT, 2, name="OrderedDict")  # type: ignore[attr-defined]
+    setattr(typing, "Deque", typing._alias(Deque, 1, name="Deque"))  # type: ignore[attr-defined]  # noqa: B010
 
 
 def _identifier(name: object, what: str) -> str:
@@ -567,10 +600,35 @@ def _own_fields(cls: type) -> set[str]:
         raise TypeError("dataclass(): a class's __annotations__ must be a plain dict")
     names = {_identifier(name, "dataclass field names") for name in annotations}
     for name in names:
-        default = vars(cls).get(name)
-        if isinstance(default, dataclasses.Field) and type(default) is not dataclasses.Field:
-            raise TypeError(f"dataclass(): the default of {name!r} is not a dataclasses.field()")
+        _check_default("dataclass()", name, vars(cls).get(name))
     return names
+
+
+_PLAIN_DESCRIPTORS = (types.FunctionType, types.BuiltinFunctionType, classmethod, staticmethod)
+
+
+def _check_default(where: str, name: str, default: Any) -> None:
+    """A field's default as dataclasses will read it: a ``Field`` is an exact one whose
+    default factory is the snippet's or one :func:`field` checked (dataclasses' generated
+    ``__init__`` calls it natively and hands its result on raw); no other descriptor, since
+    dataclasses reads the default through its ``__get__``, which could return such a
+    ``Field`` past this check."""
+    if isinstance(default, dataclasses.Field):
+        if type(default) is not dataclasses.Field:
+            raise TypeError(f"{where}: the default of {name!r} is not a dataclasses.field()")
+        factory = default.default_factory
+        if factory is not dataclasses.MISSING and not (
+            ADOPTION.owns(factory) or ADOPTION.vetted(factory)
+        ):
+            raise TypeError(
+                f"{where}: the default_factory of {name!r} was not given through "
+                "dataclasses.field(default_factory=...)"
+            )
+    elif hasattr(type(default), "__get__") and not isinstance(default, _PLAIN_DESCRIPTORS):
+        raise TypeError(
+            f"{where}: the default of {name!r} is a descriptor ({type(default).__name__}); "
+            "give a plain value or dataclasses.field(default_factory=...)"
+        )
 
 
 def _built(fields: set[str], build: Callable[[], type], placeholder: bool) -> type:
@@ -638,9 +696,8 @@ def _field_spec(spec: Any) -> tuple[Any, ...]:
             "(name, type, field) as a str, tuple or list"
         )
     name = _identifier(parts[0], "dataclass field names")
-    forged = isinstance(parts[-1], dataclasses.Field) and type(parts[-1]) is not dataclasses.Field
-    if len(parts) == 3 and forged:
-        raise TypeError(f"make_dataclass(): the field of {name!r} is not a dataclasses.field()")
+    if len(parts) == 3:
+        _check_default("make_dataclass()", name, parts[2])
     return (name, *parts[1:])
 
 
@@ -1069,6 +1126,7 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("zoneinfo", "available_timezones"): available_timezones,
         ("hashlib", "algorithms_available"): frozenset(hashlib.algorithms_available),
         ("collections", "OrderedDict"): ORDERED_DICT,
+        ("collections", "deque"): Deque,
         ("functools", "wraps"): wraps,
         ("struct", "Struct"): Struct,
         ("csv", "Sniffer"): Sniffer,

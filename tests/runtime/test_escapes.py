@@ -922,6 +922,30 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "from outside the snippet",
         ),
+        "a Field made directly, its factory never checked": Refusal(
+            "import dataclasses, functools\nF = dataclasses.Field(dataclasses.MISSING, "
+            "functools.partial(type, tools), True, True, None, True, None, False)\n"
+            "@dataclasses.dataclass\nclass D:\n    x: object = F\n"
+            "    def __setattr__(self, name, value):\n        print(value)\nD()",
+            "runtime",
+            "the default_factory of 'x' was not given through dataclasses.field",
+        ),
+        "a descriptor default whose __get__ hands dataclasses a forged Field": Refusal(
+            "import dataclasses, functools\nclass F(dataclasses.Field):\n    __slots__ = ()\n"
+            "fld = F(dataclasses.MISSING, functools.partial(type, tools), True, True, None, "
+            "True, None, False)\nclass Desc:\n    def __get__(self, obj, owner=None):\n"
+            "        return fld\n@dataclasses.dataclass\nclass D:\n    x: object = Desc()\n"
+            "    def __setattr__(self, name, value):\n        print(value)\nD()",
+            "runtime",
+            "the default of 'x' is a descriptor (Desc)",
+        ),
+        "make_dataclass given a Field made directly": Refusal(
+            "import dataclasses, functools\nF = dataclasses.Field(dataclasses.MISSING, "
+            "functools.partial(type, tools), True, True, None, True, None, False)\n"
+            "dataclasses.make_dataclass('D', [('x', object, F)])",
+            "runtime",
+            "make_dataclass(): the default_factory of 'x'",
+        ),
         "a dataclass default factory handing out a runtime class": Refusal(
             "import dataclasses, functools\n@dataclasses.dataclass\nclass E:\n"
             "    x: object = dataclasses.field(default_factory=functools.partial(type, tools))\n"
@@ -1549,10 +1573,19 @@ REENTRANT: dict[str, tuple[str, object]] = {
         CLEARING + "od[H()] = 1\nlen(od)",
         1,
     ),
+    "deque.index with an item whose __eq__ empties the deque": (
+        "import collections\nclass E:\n    def __eq__(self, other):\n        deq.clear()\n"
+        "        return NotImplemented\nkept = []\nclass V:\n    def __eq__(self, other):\n"
+        "        kept.append(type(other).__name__)\n        return NotImplemented\n"
+        "deq = collections.deque([E()])\ntry:\n    deq.index(V())\nexcept RuntimeError as e:\n"
+        "    kept.append(str(e))\njunk = [bytes(47) + b'' for _ in range(2000)]\nkept",
+        ["E", "deque mutated during iteration"],
+    ),
 }
 """Special methods that change a container while CPython 3.11's C code holds a pointer into
-it (gh-142555, gh-142882, gh-91153): CPython itself crashes on each; the sandbox converts the
-value first (arrays, bytearrays) or uses collections' Python ``OrderedDict``."""
+it (gh-142555, gh-142882, gh-91153, gh-115243): CPython itself crashes on each; the sandbox
+converts the value first (arrays, bytearrays) or uses Python code holding its own references
+(collections' Python ``OrderedDict``, a ``deque`` whose ``index`` is written in Python)."""
 
 
 @pytest.mark.parametrize("name", REENTRANT)

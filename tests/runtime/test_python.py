@@ -428,6 +428,11 @@ CASES: dict[str, str] = {
         "[d.delimiter, d.__name__, list(csv.reader(io.StringIO(sample), d)), Mine().quotechar, "
         "csv.Sniffer().has_header(sample), csv.Sniffer().sniff('x,y\\n1,2\\n', ',').delimiter]"
     ),
+    "deque and its index": (
+        "import collections, typing, copy\nd = collections.deque([1, 2, 3, 2], maxlen=5)\n"
+        "d.appendleft(0)\nd.rotate(1)\n[d.index(2), d.index(2, 3), d.index(3, -2), repr(d), "
+        "type(d).__name__, type(typing.Deque([4])) is type(d), repr(copy.copy(d)), d.maxlen]"
+    ),
     "io in memory": (
         "import io\nb = io.BytesIO()\nb.write(b'ab')\ns = io.StringIO()\nprint('hi', file=s)\n"
         "[b.getvalue().decode(), s.getvalue()]"
