@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import itertools
-from typing import Any
+from typing import Any, NoReturn
 
 from runtime.worker import _audit, _wire
 from runtime.worker._errors import ToolError
@@ -37,6 +37,11 @@ class HostLink(asyncio.Protocol):
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._lost: Exception | None = None
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.writing = asyncio.Lock()
+        """Held while a frame goes out: a frame goes out in slices, and two must not
+        interleave (a provider call from a task and the result)."""
+        self.answered = False
+        """Set once the snippet's main has returned: its result is all that goes out after."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.WriteTransport)
@@ -117,7 +122,6 @@ class Channel:
         self._link = link
         self._ids = itertools.count(1)
         self._max_calls = max_calls
-        self._writing = asyncio.Lock()  # a frame goes out in slices: two must not interleave
         self.calls = 0
 
     async def call(
@@ -140,13 +144,21 @@ class Channel:
                 tool=qualified,
                 code="bad_args",
             ) from None
-        reply_future = self._link.expect(call_id)
+        link = self._link
+        if link.answered:
+            await self._finished(qualified)
+        reply_future = link.expect(call_id)
         try:
-            async with self._writing:
-                await _wire.write_frame(self._link, frame)
+            async with link.writing:
+                late = link.answered  # main returned while this call waited its turn
+                if not late:
+                    await _wire.write_frame(link, frame)
         except ConnectionError as exc:
             self._link.forget(call_id)
             raise ToolError(f"host connection lost: {exc}", code="host") from None
+        if late:  # waits with the lock let go: the result takes it next
+            link.forget(call_id)
+            await self._finished(qualified)
         reply = await reply_future
         if reply.get("ok"):
             return reply.get("value")
@@ -155,6 +167,18 @@ class Channel:
             str(error.get("message", "provider call failed")),
             tool=qualified,
             code=str(error.get("code", "tool_error")),
+        )
+
+    async def _finished(self, qualified: str) -> NoReturn:
+        """A call from a task still running once main has returned: it waits, without
+        taking the loop from the result going out (a loop retrying at once would), until the
+        host hangs up."""
+        await asyncio.shield(self._link.closed)
+        raise ToolError(
+            f"{qualified}: the snippet had returned; a task it left running cannot call "
+            "providers (await every task before returning)",
+            tool=qualified,
+            code="finished",
         )
 
 

@@ -304,8 +304,10 @@ async def _serve(sock: socket.socket, prepared: Prepared, kernel: Kernel, *, spa
         else:
             _audit.install()
             result = await _run(link, request, prepared)
-        for frame in encode_result(result, request["limits"]):
-            await _wire.write_frame(link, frame)
+        link.answered = True  # a task the snippet left running calls nothing more
+        async with link.writing:  # and a call frame it began goes out whole, before these
+            for frame in encode_result(result, request["limits"]):
+                await _wire.write_frame(link, frame)
     # Stay until the host hangs up: closing with replies still unread would reset the
     # connection and could cost the host the result it has not read yet.
     await link.closed

@@ -88,3 +88,21 @@ async def test_executions_beyond_max_running_wait_their_turn(workspace: Path) ->
         release.set()
         done = await asyncio.gather(first, second)
         assert [r.value for r in done] == ["first", "second"] and fab.queued == 0
+
+
+async def test_a_task_left_running_never_writes_into_the_result(fab: Fabric) -> None:
+    """A task the snippet started and never awaited keeps calling a provider while the result,
+    sent in slices, goes out: its calls wait, so the host gets exactly the value returned (a
+    call frame between two slices was once read as part of the result)."""
+    code = (
+        "import asyncio\nasync def busy():\n    while True:\n        try:\n"
+        "            await tools.read(path='missing.txt')\n        except Exception:\n"
+        "            pass\nrunning = asyncio.as_completed([busy()])\nnext(running)\n"
+        "await asyncio.sleep(0.05)\n"
+        "return {'a': {f'k{i}': 'y' * 1000 for i in range(3000)}}"
+    )
+    done = await fab.exec(code)
+    assert done.ok, done.text
+    assert "JSON object, 1 key: a" in done.text and "$.a = object, 3000 keys" in done.text
+    last = await fab.ctx.read(done.handle, json_path="$.a.k2999")
+    assert "y" * 1000 in last.text
