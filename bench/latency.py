@@ -82,8 +82,13 @@ GUARDED: dict[str, tuple[str, str]] = {
         "t",
     ),
     "1M dict writes": ("d = {}\nfor i in range(1_000_000):\n    d[i] = i\n", "len(d)"),
+    "sort lists (100k two-item lists)": (
+        "rows = [[(i * 7919) % 1000, i] for i in range(100_000)]\nrows.sort()\n",
+        "rows[0]",
+    ),
 }
-"""Not targets: code that is mostly guarded operations, to show what a guard costs."""
+"""Not targets: code that is mostly guarded operations, to show what a guard costs, and list
+ordering, which the worker's interpreter runs in Python (gh-120298, runtime/worker/_repairs.py)."""
 
 TURN_S = 0.2
 """The pause before each timed workload run: an agent's next snippet comes a model turn later,
@@ -268,7 +273,9 @@ async def bench_workloads(fab: Fabric, repeat: int) -> None:
         )
     console.print(table)
     console.print("target: fabric at most 1.15x plain exec\n")
-    guarded = Table(title="guarded operations (not a target: what a guard costs per operation)")
+    guarded = Table(
+        title="guarded operations and repaired list ordering (not a target: what each costs)"
+    )
     for col in ("loop", "plain exec", "fabric", "ratio"):
         guarded.add_column(col)
     for name, (body, expr) in GUARDED.items():

@@ -79,6 +79,7 @@ class Targets:
             "fork": None,
             "signal_host": os.getpid(),
             "environment": [*ENVIRONMENT, *KEPT_ENV],
+            "list_order": None,
             "exec": sys.executable,
         }
 

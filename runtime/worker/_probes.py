@@ -6,7 +6,8 @@ code that had escaped RestrictedPython would. The host chooses the targets so th
 kernel layer stands in the way: a file outside the workspace that the worker's uid may read, a
 world-writable folder outside the workspace, a blob of the store, a TCP listener on
 127.0.0.1, a world-writable Unix socket outside the workspace, the host's own PID. A probe is
-``denied`` when the operation failed.
+``denied`` when the operation failed. One probe, ``list_order``, aims at the interpreter
+instead: whether the CPython bug that :mod:`runtime.worker._repairs` repairs is repaired.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import sys
 from collections.abc import Callable
 from typing import Any
+
+from runtime.worker._repairs import LIST_ORDER
 
 PROBES = (
     "read_outside",
@@ -27,6 +31,7 @@ PROBES = (
     "fork",
     "signal_host",
     "environment",
+    "list_order",
     "exec",
 )
 """Every probe, in the order they run (``exec`` last: if it worked, the worker is gone)."""
@@ -100,6 +105,28 @@ def _environment(allowed: Any) -> str:
     raise _Held("nothing of the host's environment: " + (", ".join(sorted(os.environ)) or "empty"))
 
 
+def _list_order(_: object) -> str:
+    """gh-120298: does ``list < list`` hold the items it compares? Read from the reference count
+    of the right-hand item once its list was emptied mid-comparison; the probe answers False,
+    never ``NotImplemented``, so even an unrepaired interpreter never touches freed memory."""
+    emptied: list[object] = [object()]
+    counts: list[int] = []
+
+    class Left:
+        def __lt__(self, other: object) -> bool:
+            emptied.clear()
+            counts.append(sys.getrefcount(other))  # its parameter and getrefcount's own
+            return False
+
+    _ = [Left()] < emptied  # type: ignore[operator]
+    if counts and counts[0] > 2:
+        raise _Held(f"list ordering holds the items it compares ({LIST_ORDER} repaired)")
+    return (
+        f"list ordering compares items it does not hold ({LIST_ORDER}): a snippet that empties "
+        "a list mid-comparison reaches freed memory"
+    )
+
+
 _RUNNERS: dict[str, Callable[[Any], str]] = {
     "read_outside": _read,
     "write_outside": _write,
@@ -110,6 +137,7 @@ _RUNNERS: dict[str, Callable[[Any], str]] = {
     "fork": _fork,
     "signal_host": _signal,
     "environment": _environment,
+    "list_order": _list_order,
 }
 
 

@@ -35,6 +35,7 @@ from runtime.worker._channel import ReadOnly
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
 from runtime.worker._policy import FILENAME
+from runtime.worker._repairs import REPAIRED
 
 PLAIN: frozenset[type] = frozenset(
     {str, int, float, bool, type(None), bytes, list, dict, tuple, set, frozenset, complex}
@@ -445,7 +446,7 @@ class Admission:
         own_types: Iterable[type],
         defined: Callable[[type], bool],
     ) -> None:
-        self._keep = [*vetted, *STATIC_METHODS]  # keeps ids stable for the worker's life
+        self._keep = [*vetted, *STATIC_METHODS, *REPAIRED]  # keeps ids stable for the worker's life
         self._vetted = {id(v) for v in self._keep}
         self._own_types = frozenset(own_types)
         self._defined = defined

@@ -31,9 +31,9 @@ import signal
 import socket
 import sys
 import time
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from runtime.worker import _libc, _wire
+from runtime.worker import _libc, _repairs, _wire
 from runtime.worker._confine import FULL, Kernel
 from runtime.worker._process import Prepared, serve
 
@@ -42,9 +42,15 @@ MAX_CONTROL = 16 * 1024
 
 class Zygote:
     def __init__(
-        self, ctrl: socket.socket, prepared: Prepared, kernel: Kernel, lifeline: int = -1
+        self,
+        ctrl: socket.socket,
+        prepared: Prepared,
+        kernel: Kernel,
+        lifeline: int,
+        interpreter: dict[str, Any],
     ) -> None:
         self.ctrl = ctrl
+        self.interpreter = interpreter  # the repairs' row of the layers
         self.prepared = prepared  # built once; each worker inherits a pristine copy
         self.kernel = kernel
         self.lifeline = lifeline
@@ -73,7 +79,7 @@ class Zygote:
         ready: _wire.ZygoteReady = {
             "op": "ready",
             "pid": os.getpid(),
-            "layers": self.kernel.layers(),
+            "layers": [*self.kernel.layers(), self.interpreter],
         }
         self.send(ready)
         while True:
@@ -215,6 +221,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     ctrl = socket.socket(fileno=int(args[0]))
     isolation = args[1] if len(args) > 1 else FULL
     without = frozenset(filter(None, (args[2] if len(args) > 2 else "").split(",")))
+    interpreter = _repairs.repair()  # first: every list subclass made later inherits it
     warm_up()
     prepared = Prepared()
     kernel = Kernel.prepare(isolation, without)
@@ -229,7 +236,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
         os.close(held)
         _libc.prctl(_libc.PR_SET_PDEATHSIG, signal.SIGKILL)
     kernel.verify()
-    Zygote(ctrl, prepared, kernel, lifeline).run()
+    Zygote(ctrl, prepared, kernel, lifeline, interpreter).run()
 
 
 def _failed(request_id: int, message: str) -> _wire.ZygoteError:

@@ -1521,6 +1521,10 @@ CLEARING = (
     "class H:\n    def __hash__(self):\n        return hash(3)\n    def __eq__(self, other):\n"
     "        od.clear()\n        return False\n"
 )
+EMPTYING = (
+    "class A:\n    def __lt__(self, other):\n        w.clear()\n        return NotImplemented\n"
+    "    __le__ = __lt__\nclass B:\n    pass\n"
+)
 REENTRANT: dict[str, tuple[str, object]] = {
     "an array item whose __index__ empties the array": (
         SHRINKING + "try:\n    a[50] = I()\nexcept IndexError as e:\n    m = str(e)\nm",
@@ -1581,11 +1585,39 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "    kept.append(str(e))\njunk = [bytes(47) + b'' for _ in range(2000)]\nkept",
         ["E", "deque mutated during iteration"],
     ),
+    "a list ordering whose item empties the other list (gh-120298)": (
+        EMPTYING + "w = [B()]\ntry:\n    [A()] < w\nexcept TypeError as e:\n    m = str(e)\n"
+        "junk = [B() for _ in range(2000)]\nm",
+        "'<' not supported between instances of 'A' and 'B'",
+    ),
+    "a list ordering whose item empties its own list": (
+        "class A:\n    def __gt__(self, other):\n        v.clear()\n        return NotImplemented\n"
+        "class B:\n    pass\nv = [B()]\ntry:\n    v > [A()]\nexcept TypeError as e:\n"
+        "    m = str(e)\njunk = [B() for _ in range(2000)]\nm",
+        "'>' not supported between instances of 'B' and 'A'",
+    ),
+    "nested lists whose inner item empties the outer one": (
+        EMPTYING + "w = [[B()]]\ntry:\n    [[A()]] <= w\nexcept TypeError as e:\n"
+        "    m = str(e)\njunk = [[B()] for _ in range(2000)]\nm",
+        "'<=' not supported between instances of 'A' and 'B'",
+    ),
+    "sorting lists whose item empties one of them": (
+        EMPTYING + "w = [B()]\ntry:\n    sorted([w, [A()]])\nexcept TypeError as e:\n"
+        "    m = str(e)\njunk = [B() for _ in range(2000)]\nm",
+        "'<' not supported between instances of 'A' and 'B'",
+    ),
+    "a snippet's list subclass, compared through super()": (
+        EMPTYING + "class L(list):\n    def __lt__(self, other):\n"
+        "        return super().__lt__(other)\nw = L([B()])\ntry:\n    L([A()]) < w\n"
+        "except TypeError as e:\n    m = str(e)\nm",
+        "'<' not supported between instances of 'A' and 'B'",
+    ),
 }
 """Special methods that change a container while CPython 3.11's C code holds a pointer into
-it (gh-142555, gh-142882, gh-91153, gh-115243): CPython itself crashes on each; the sandbox
-converts the value first (arrays, bytearrays) or uses Python code holding its own references
-(collections' Python ``OrderedDict``, a ``deque`` whose ``index`` is written in Python)."""
+it (gh-142555, gh-142882, gh-91153, gh-115243, gh-120298): CPython itself crashes on each; the
+sandbox converts the value first (arrays, bytearrays) or uses Python code holding its own
+references (collections' Python ``OrderedDict``, a ``deque`` whose ``index`` is written in
+Python, list ordering repaired in the worker's interpreter)."""
 
 
 @pytest.mark.parametrize("name", REENTRANT)

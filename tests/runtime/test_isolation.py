@@ -44,6 +44,34 @@ async def test_every_probe_is_denied_with_every_layer_on(tmp_path: Path) -> None
     assert {"seccomp", "landlock", "no_new_privs", "rlimits", "environment"} <= active
     seccomp = next(layer for layer in report.layers if layer.name == "seccomp")
     assert "EPERM" in seccomp.detail and "BPF instructions" in seccomp.detail
+    interpreter = next(layer for layer in report.layers if layer.name == "interpreter")
+    assert interpreter.detail.startswith(f"CPython {sys.version.split()[0]}")
+    assert ("gh-120298" in interpreter.detail) is (sys.version_info < (3, 12, 5))
+
+
+_LIST_ORDER_PROBE = (
+    "import sys\nfrom runtime.worker import _probes, _repairs\n"
+    "if sys.argv[1] == 'repaired':\n    _repairs.repair()\n"
+    "print(_probes.run('list_order', None)['denied'])"
+)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12, 5), reason="this CPython has the fix")
+@pytest.mark.parametrize("interpreter", ["as shipped", "repaired"])
+def test_the_list_order_probe_tells_a_repaired_interpreter_from_one_that_is_not(
+    interpreter: str,
+) -> None:
+    """gh-120298: CPython 3.11's ``list < list`` compares items it holds no reference to. The
+    probe sees it, without touching freed memory, in an interpreter as shipped (this test's
+    own child process) and sees it repaired once the worker's repair ran."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _LIST_ORDER_PROBE, interpreter.split()[0]],
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == str(interpreter == "repaired")
 
 
 async def test_seccomp_alone_denies_every_probe(tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fabric import Fabric
 
@@ -498,6 +500,20 @@ CASES: dict[str, str] = {
         "    m = str(e)\n[B().f(), m]"
     ),
     "an unknown module": "import no_such_module_here",
+    # -- list ordering, which the worker's interpreter runs as Python (gh-120298) ----------
+    "list ordering": (
+        "a, b = [1, [2, 'x']], [1, [2, 'y']]\nclass L(list):\n    pass\n"
+        "[a < b, a <= b, a > b, a >= b, [] < [0], [0] <= [0], L([2]) > [1], [1] >= L([1, 0]),"
+        " sorted([[2], [1, 5], [1]]), min([[3], [2, 9]]), list.__lt__([1], [2])]"
+    ),
+    "list ordering of unorderable items": "[1, 'a'] < [1, 2]",
+    "list ordering against another type": "[1] < (1,)",
+    "list ordering called on something else": "list.__ge__(5, [])",
+    "list ordering through super() and NotImplemented": (
+        "class L(list):\n    def __lt__(self, other):\n        return super().__lt__(other)\n"
+        "class R:\n    def __gt__(self, other):\n        return 'reflected'\n"
+        "[L([1]) < L([2]), L([1]) < R(), list.__lt__([1], 3) is NotImplemented]"
+    ),
 }
 
 
@@ -537,6 +553,33 @@ async def test_fabric_runs_it_as_cpython_does(fab: Fabric, name: str) -> None:
             assert result.error.message.startswith(expected[1]), result.error.message
         else:
             assert (result.error.type, result.error.message) == expected
+
+
+_ORDER = (
+    "import operator\n"
+    "def order(a, b):\n    out = []\n"
+    "    for op in (operator.lt, operator.le, operator.gt, operator.ge, operator.eq):\n"
+    "        try:\n            out.append(op(a, b))\n"
+    "        except TypeError as e:\n            out.append(str(e))\n    return out\n"
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pairs=st.lists(
+        st.tuples(*[st.lists(st.recursive(st.integers(-2, 2), st.lists, max_leaves=4))] * 2),
+        max_size=20,
+    )
+)
+async def test_list_ordering_gives_cpythons_answers(fab: Fabric, pairs: list[Any]) -> None:
+    """The worker's repaired list ordering agrees with CPython's own on nested lists, errors
+    included."""
+    namespace: dict[str, Any] = {}
+    exec(_ORDER, namespace)
+    expected = [namespace["order"](a, b) for a, b in pairs]
+    result = await fab.exec(f"{_ORDER}[order(a, b) for a, b in {pairs!r}]")
+    assert result.ok, result.text
+    assert result.value == expected
 
 
 GUIDED = {"an unknown module"}

@@ -1,0 +1,175 @@
+"""Repairs of CPython's own memory bugs that a snippet could trigger, made in the zygote.
+
+A use-after-free in the interpreter undoes every layer above it: from freed memory a snippet
+forges objects, reads and writes the heap, and reaches the real builtins. The language layer
+cannot see these bugs coming, since they are in C code the guards never enter, so the worker's
+interpreter is repaired where the bug is, before any snippet runs.
+
+**gh-120298** (CPython before 3.12.5 and 3.13.0b3, so every 3.11): ``list < list`` compares
+the first pair of items that differ with references it does not hold. If that comparison runs
+code that empties either list and answers ``NotImplemented`` (a snippet's ``__lt__``, or a C
+comparison that asked a snippet's ``__class__`` first), CPython calls the reflected comparison
+on freed objects. Here the four ordering comparisons of ``list`` are Python functions that hold
+both items: the list type's comparison slot becomes the one every class with its own ``__lt__``
+has, and its ``__lt__``, ``__le__``, ``__gt__`` and ``__ge__`` become the functions below.
+``==`` and ``!=`` stay CPython's (their item loop holds its references). Every list subclass
+that already exists is moved to the same slot; classes made later inherit it.
+
+Lists of up to 64 items are compared as tuples of their items (CPython's own loop, over
+references the tuples hold), so such a comparison sees the lists as they were when it began;
+longer ones item by item. Sorting lists of lists costs about five times what it costs in
+CPython (``bench/latency.py``'s ``sort lists`` workload).
+
+The repair writes to the ``list`` type with :mod:`ctypes` and checks, before writing, that the
+type object is laid out as CPython 3.11 and 3.12 lay it out; where it is not, it refuses to
+start rather than run snippets on a known use-after-free.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import operator
+import sys
+from collections.abc import Callable
+from typing import Any
+
+LIST_ORDER = "gh-120298"
+"""CPython's issue number for the list comparison repaired here, as ``fabric doctor`` names it."""
+
+_FIXED_IN = (3, 12, 5)
+_RICHCOMPARE = 25 * 8  # offsetof(PyTypeObject, tp_richcompare) on a 64-bit CPython 3.11/3.12
+_NAME, _BASICSIZE, _FLAGS = 3 * 8, 4 * 8, 21 * 8
+
+_size = list.__len__
+_items = list.__iter__
+_SHORT = 64
+"""Lists up to this long are compared as tuples (CPython's own loop, over references the
+tuples hold); longer ones item by item in Python, without copies."""
+
+
+class RepairError(RuntimeError):
+    """The interpreter has a known memory bug and this module could not repair it."""
+
+
+def _ordering(name: str, op: Callable[[Any, Any], Any], symbol: str) -> Callable[..., Any]:
+    """CPython's ``list_richcompare`` for one ordering, on references it holds."""
+
+    def compare(self: Any, value: Any, /) -> Any:
+        if type(self) is list and type(value) is list:  # the common case, at tuple speed
+            if len(self) <= _SHORT and len(value) <= _SHORT:
+                return op(tuple(self), tuple(value))
+        elif not issubclass(type(self), list):  # type() and an exact type: no snippet hooks
+            raise TypeError(
+                f"descriptor '{name}' requires a 'list' object but received a "
+                f"'{type(self).__name__}'"
+            )
+        elif not issubclass(type(value), list):
+            return NotImplemented
+        elif _size(self) <= _SHORT and _size(value) <= _SHORT:  # a subclass's own __len__
+            return op(tuple(_items(self)), tuple(_items(value)))  # and __iter__ stay unused
+        for mine, theirs in zip(_items(self), _items(value), strict=False):
+            if mine is not theirs and not mine == theirs:  # noqa: SIM201 (== is what C asks)
+                return op(mine, theirs)
+        return op(_size(self), _size(value))
+
+    compare.__name__ = name
+    compare.__qualname__ = f"list.{name}"
+    compare.__module__ = "builtins"
+    compare.__doc__ = f"Return self{symbol}value."
+    return compare
+
+
+_ORDERINGS = {
+    name: _ordering(name, op, symbol)
+    for name, op, symbol in (
+        ("__lt__", operator.lt, "<"),
+        ("__le__", operator.le, "<="),
+        ("__gt__", operator.gt, ">"),
+        ("__ge__", operator.ge, ">="),
+    )
+}
+
+REPAIRED: list[object] = []
+"""The functions the repairs put in place of CPython's: a snippet may hold them (``list.__lt__``,
+``super().__lt__`` in a list subclass), as it held the originals."""
+
+
+def _slot(cls: type) -> ctypes.c_void_p:
+    return ctypes.c_void_p.from_address(id(cls) + _RICHCOMPARE)
+
+
+def _check_layout() -> None:
+    """The type object's fields where this module reads and writes them, or a refusal."""
+    if sys.implementation.name != "cpython" or ctypes.sizeof(ctypes.c_void_p) != 8:
+        raise RepairError("the worker needs a 64-bit CPython")
+    if (
+        ctypes.c_char_p.from_address(id(list) + _NAME).value != b"list"
+        or ctypes.c_ssize_t.from_address(id(list) + _BASICSIZE).value != list.__basicsize__
+        or ctypes.c_ulong.from_address(id(list) + _FLAGS).value != list.__flags__
+    ):
+        raise RepairError("the list type is not laid out as in CPython 3.11")
+
+
+def _generic_slot() -> int:
+    """The comparison slot of a class that defines ``__lt__`` in Python."""
+
+    class Ordered:
+        def __lt__(self, other: object) -> bool:
+            return NotImplemented
+
+    class Plain:
+        pass
+
+    generic, inherited = _slot(Ordered).value, _slot(Plain).value
+    if not generic or generic == inherited or inherited != _slot(object).value:
+        raise RepairError("the comparison slot of a Python class is not where it should be")
+    return generic
+
+
+def _subclasses(cls: type) -> list[type]:
+    found: list[type] = []
+    todo = [cls]
+    while todo:
+        sub: type
+        for sub in type.__subclasses__(todo.pop()):
+            if sub not in found:
+                found.append(sub)
+                todo.append(sub)
+    return found
+
+
+def repair() -> dict[str, Any]:
+    """Make every repair this interpreter needs; the ``interpreter`` row of ``fabric doctor``."""
+    version = ".".join(map(str, sys.version_info[:3]))
+    if repair_list_order():
+        detail = (
+            f"CPython {version}; {LIST_ORDER} (a use-after-free in list ordering comparisons) "
+            "repaired in the worker: list's <, <=, > and >= hold the items they compare"
+        )
+    else:
+        detail = f"CPython {version}: no known memory bug that Fabric repairs"
+    return {"name": "interpreter", "active": True, "detail": detail}
+
+
+def repair_list_order() -> bool:
+    """Apply the gh-120298 repair where the interpreter needs it; False where it does not."""
+    if sys.version_info >= _FIXED_IN:
+        return False
+    _check_layout()
+    generic = _generic_slot()
+    original = _slot(list).value
+    if original == generic:
+        return True  # already repaired (a second call in the same process)
+    (namespace,) = gc.get_referents(vars(list))  # the type's own dict behind the proxy
+    namespace.update(_ORDERINGS)
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(list))
+    for cls in [list, *_subclasses(list)]:
+        slot = _slot(cls)
+        if slot.value == original:
+            slot.value = generic
+    REPAIRED.extend(_ORDERINGS.values())
+    missed = [c for c in [list, *_subclasses(list)] if _slot(c).value == original]
+    if missed or list.__lt__ is not _ORDERINGS["__lt__"]:
+        raise RepairError(f"list comparison is still CPython's in {missed or [list]}")
+    return True
