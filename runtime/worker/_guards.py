@@ -927,7 +927,9 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                 part = {key: guarded_getitem(part, key) for key in guarded_iter(part.keys())}
             for key, value in part.items():
                 if type(key) is not str:
-                    return {_NOT_UNPACKED: _NotUnpacked(key, "keywords")}
+                    if not issubclass(type(key), str):
+                        return {_NOT_UNPACKED: _NotUnpacked(key, "keywords")}
+                    key = str.__str__(key)  # a str subclass's own text, none of its hooks
                 if key in merged:
                     return {_NOT_UNPACKED: _NotUnpacked(key, "twice")}
                 merged[key] = value

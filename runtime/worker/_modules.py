@@ -52,6 +52,7 @@ from typing import Any
 
 from contract import MODULES, NEVER
 from runtime.worker import _audit, _guards
+from runtime.worker._places import patch_asyncio
 from runtime.worker._policy import DENIED_ATTRIBUTES
 from runtime.worker._vetted import ADOPTION, ORDERED_DICT, _marking, vetted_makers
 
@@ -126,13 +127,17 @@ class Facade:
 
 
 def _awaitables(aws: Iterable[Any], what: str) -> list[Any]:
-    """``aws``, none of which asyncio would take for a future: a snippet holds coroutines and
-    its own awaitables, never a future, and one that looks like a future (a class with
-    ``_asyncio_future_blocking``) would be asked for its loop and given asyncio's callbacks."""
+    """``aws`` as coroutines: a snippet's own coroutines as they are, any other awaitable
+    wrapped in one of ours. asyncio then never meets an object of the snippet's other than a
+    coroutine, so it never asks one whether it is a future (a property may answer differently
+    each time), for its loop, or to take asyncio's callbacks."""
     given = list(aws)
-    for aw in given:
-        if asyncio.isfuture(aw):
-            raise TypeError(f"{what} takes coroutines and awaitables, not a future-like object")
+    for i, aw in enumerate(given):
+        if type(aw) is types.CoroutineType:
+            continue
+        if not hasattr(type(aw), "__await__"):
+            raise TypeError(f"{what} takes coroutines and awaitables, not {type(aw).__name__}")
+        given[i] = _await(aw)
     return given
 
 
@@ -400,6 +405,7 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
 
 
 def build_facades() -> dict[str, Facade]:
+    patch_asyncio()
     facades = {"asyncio": _asyncio_facade()}
     makers = _makers()
     for name, members in VETTED.items():

@@ -238,6 +238,12 @@ async def _run(
         error = exception_error(exc, limits)
         del exc
         gc.collect()
+    if error is None:
+        try:  # what the encoder reads is then exact types: it runs no snippet code
+            value = _results.exact(value)
+        except BaseException as exc:
+            value = None
+            error = _results.unreturnable(exc, limits)
     timings["run_ms"] = (time.perf_counter() - compiled) * 1000
     result: _wire.ResultMessage = {
         "op": "result",

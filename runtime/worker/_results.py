@@ -8,8 +8,12 @@ A returned value crosses as JSON. What JSON cannot carry is handled here, in the
 - anything that is not plain data is a clean error that says what to return instead;
 - a value too large for the result limit is a clean error with the size and the limit.
 
-Whatever goes wrong while encoding, :func:`encode_result` still produces frames the host can
-read: the worker never dies for what its snippet returned.
+Before any of that, :func:`exact` rebuilds the value of exact ``dict``, ``list``, ``str``,
+``int``, ``float`` and ``bytes`` through the base types' own C methods, so encoding it runs
+none of the snippet's code (a ``dict`` subclass's ``items``, a ``list`` subclass's
+``__iter__``). Whatever goes wrong while encoding, :func:`encode_result` still produces frames
+the host can read, and an exception's text is read so that no ``__str__`` of the snippet can
+stop the error from leaving: the worker never dies for what its snippet returned or raised.
 
 A value whose JSON is larger than :data:`PART_BYTES` goes in slices: the result frame carries
 the value with its biggest list or dict left empty, and ``parts`` says where that container is;
@@ -19,10 +23,9 @@ holds its interpreter (and the event loop serving every other session) for long.
 
 from __future__ import annotations
 
+import marshal
 import math
-import os
 import re
-import sysconfig
 import types
 from collections.abc import Iterator
 from types import TracebackType
@@ -31,6 +34,7 @@ from typing import Any, Literal
 from runtime.worker import _audit, _variables, _wire
 from runtime.worker._channel import CallLimitError
 from runtime.worker._errors import PolicyError, ToolError
+from runtime.worker._places import unplaced
 from runtime.worker._policy import FILENAME, MAIN
 from runtime.worker._wire import (
     ErrorKind,
@@ -135,10 +139,33 @@ def module_error(exc: BaseException) -> BaseException:
     return NameError(f"name '{found.group(1)}' is not defined").with_traceback(traceback_of(exc))
 
 
+_TYPE_NAME = vars(type)["__name__"].__get__
+"""A class's own name, never a metaclass's ``__name__`` property."""
+
+
+def type_name(value: object) -> str:
+    return str(_TYPE_NAME(type(value)))
+
+
 def exception_error(exc: BaseException, limits: WireLimits) -> ResultError:
+    """The error result for what a snippet raised, whatever its ``__str__`` or its class's
+    hooks raise while it is read."""
+    try:
+        return _exception_error(exc, limits)
+    except BaseException as again:
+        return error(
+            "runtime",
+            f"the snippet raised {type_name(exc)}, and reading its message raised "
+            f"{type_name(again)}",
+            type_name=type_name(exc),
+            line=snippet_line(traceback_of(exc)),
+        )
+
+
+def _exception_error(exc: BaseException, limits: WireLimits) -> ResultError:
     exc = module_error(exc)
     line = snippet_line(traceback_of(exc))
-    name = type(exc).__name__
+    name = type_name(exc)
     if isinstance(exc, MemoryError):
         return error(
             "memory",
@@ -159,26 +186,7 @@ def exception_error(exc: BaseException, limits: WireLimits) -> ResultError:
         if tool and not text.startswith(tool):
             text = f"{tool}: {text}"
         return error("tool", text, type_name=name, line=line, tool=tool, code=code)
-    return error("runtime", _unplaced(_printable(exc, cap)), type_name=name, line=line)
-
-
-_PLACES = tuple(
-    sorted(
-        {os.path.dirname(os.path.dirname(os.path.dirname(__file__))), sysconfig.get_path("stdlib")},
-        key=len,
-        reverse=True,
-    )
-)
-"""Where the runtime's and the standard library's files live on the host."""
-
-
-def _unplaced(text: str) -> str:
-    """``text`` without the host's paths to the runtime's and Python's files, which some
-    errors of asyncio and the interpreter name (``Task <... coro=<_serve() running at
-    /opt/.../_process.py:302>``): a snippet learns nothing of where the host keeps them."""
-    for place in _PLACES:
-        text = text.replace(place, "<sandbox>")
-    return text
+    return error("runtime", unplaced(_printable(exc, cap)), type_name=name, line=line)
 
 
 def _printable(value: Any, cap: int, attribute: bool = False) -> str:
@@ -187,8 +195,8 @@ def _printable(value: Any, cap: int, attribute: bool = False) -> str:
         text = value if type(value) is str else str(value)
         if type(text) is not str:
             raise TypeError
-    except Exception:
-        return "" if attribute else "<unprintable>"
+    except BaseException:
+        return "" if attribute else "<exception str() failed>"  # as CPython prints it
     if attribute:
         return readable(text[:cap])
     half = cap // 2
@@ -203,6 +211,95 @@ def _printable(value: Any, cap: int, attribute: bool = False) -> str:
     return (
         f"{head}\n… [{cut} characters cut here: the message is larger than the result limit "
         f"allows] …\n{tail}"
+    )
+
+
+# -- the value, of exact types ----------------------------------------------------------------
+
+_EXACT = frozenset({str, int, float, bool, type(None)})
+_KEYS = "keys must be str, int, float, bool or None"
+
+
+def exact(value: Any) -> Any:
+    """``value`` rebuilt of exact plain types: subclasses of ``str``, ``int``, ``float``,
+    ``dict``, ``list``, ``tuple``, ``set`` and the bytes-likes read through the base type's own
+    methods (never a snippet's override), tuples and sets as lists, bytes-likes as ``bytes``.
+    Raises TypeError for anything else (a ``... is not plain data`` message), ValueError for a
+    container that holds itself, RecursionError for one nested too deeply.
+
+    Most values are exact already, and ``marshal`` says so at C speed: it writes only exact
+    types (and buffers, which a snippet's class cannot implement in Python) and calls nothing
+    of theirs, so a value it takes is returned as it is."""
+    try:
+        with _audit.trusted():
+            marshal.dumps(value)
+    except ValueError:  # a subclass, an object of the snippet's, or nested too deeply
+        return _exact(value, set())
+    return value
+
+
+def _exact(value: Any, path: set[int]) -> Any:
+    kind = type(value)
+    if kind in _EXACT:
+        return value
+    if issubclass(kind, dict | list | tuple | set | frozenset):  # exact types: no hooks
+        if id(value) in path:
+            raise ValueError("Circular reference detected")
+        path.add(id(value))
+        try:
+            if issubclass(kind, dict):
+                return {
+                    k if type(k) in _EXACT else _key(k): v if type(v) in _EXACT else _exact(v, path)
+                    for k, v in dict.items(value)
+                }
+            items = (
+                list.__iter__(value)
+                if issubclass(kind, list)
+                else tuple.__iter__(value)
+                if issubclass(kind, tuple)
+                else set.__iter__(value)
+                if issubclass(kind, set)
+                else frozenset.__iter__(value)
+            )
+            return [v if type(v) in _EXACT else _exact(v, path) for v in items]
+        finally:
+            path.discard(id(value))
+    if issubclass(kind, bytes | bytearray | memoryview):
+        with memoryview(value) as view:
+            return view.tobytes()
+    return _scalar(value, f"a {_TYPE_NAME(kind)} object is not plain data")
+
+
+def _key(key: Any) -> Any:
+    return _scalar(key, f"{_KEYS}, not {_TYPE_NAME(type(key))}")
+
+
+def _scalar(value: Any, refusal: str) -> Any:
+    kind = type(value)
+    if issubclass(kind, str):
+        return str.__str__(value)
+    if issubclass(kind, float):
+        return float.__float__(value)
+    if issubclass(kind, int):
+        return int.__int__(value)
+    raise TypeError(refusal)
+
+
+def unreturnable(exc: BaseException, limits: WireLimits) -> ResultError:
+    """The error for a value :func:`exact` refused."""
+    if isinstance(exc, TypeError):
+        return _plain_data_error(exc)
+    if isinstance(exc, MemoryError):
+        return error(
+            "memory",
+            "the return value is too large to copy within the memory limit",
+            type_name="MemoryError",
+            limit=limits["memory_mb"],
+        )
+    return error(
+        "runtime",
+        f"the return value cannot leave the sandbox: {type_name(exc)}: {_printable(exc, 2000)}",
+        type_name=type_name(exc),
     )
 
 

@@ -249,7 +249,8 @@ def call_failure(call_id: int, code: str, message: str) -> CallReply:
 
 def _json_default(value: object) -> object:
     if isinstance(value, bytes | bytearray | memoryview):
-        return {BYTES_TAG: base64.b64encode(bytes(value)).decode("ascii")}
+        with memoryview(value) as view:  # never a subclass's __bytes__
+            return {BYTES_TAG: base64.b64encode(view.tobytes()).decode("ascii")}
     if isinstance(value, set | frozenset):
         return list(value)
     raise TypeError(f"a {type(value).__name__} object is not plain data")

@@ -1128,7 +1128,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "import asyncio\nclass Fake:\n    _asyncio_future_blocking = False\n"
             "    def get_loop(self):\n        return None\nawait asyncio.gather(Fake())",
             "runtime",
-            "asyncio.gather() takes coroutines and awaitables, not a future-like object",
+            "asyncio.gather() takes coroutines and awaitables, not Fake",
         ),
     },
     "classes made natively": {
@@ -1628,6 +1628,45 @@ async def test_a_special_method_changing_its_container_never_crashes_the_worker(
     result = await fab.exec(code)
     assert result.ok, result.text
     assert result.value == expected
+
+
+async def test_asyncio_never_asks_a_snippet_object_whether_it_is_a_future(fab: Fabric) -> None:
+    """A property that says "no future" when checked and "future" when asyncio asks would get
+    asyncio's own callbacks (and a fake loop onto a real gathering future): the facade hands
+    asyncio coroutines only, so the property is never read and no callback reaches it."""
+    code = (
+        "import asyncio\nseen = []\nclass Sly:\n    answers = [None, False, False, False]\n"
+        "    @property\n    def _asyncio_future_blocking(self):\n"
+        "        seen.append('asked')\n        return self.answers.pop(0) if self.answers else False\n"
+        "    def get_loop(self):\n        seen.append('loop')\n        return None\n"
+        "    def add_done_callback(self, cb, **kw):\n        seen.append(cb)\n"
+        "    def __await__(self):\n        return iter([])\n"
+        "got = await asyncio.gather(Sly(), Sly())\none = await asyncio.wait_for(Sly(), 5)\n"
+        "[got, one, len(seen)]"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.value == [[None, None], None, 0]
+
+
+async def test_a_caught_asyncio_error_names_no_host_path(fab: Fabric) -> None:
+    """asyncio's message for a bad yield names its task, with the file and line of the
+    coroutine it runs and of its callbacks: in a worker those say ``<sandbox>``, so a snippet
+    that catches the error and returns its text learns nothing of where the host keeps files."""
+    code = (
+        "import asyncio\nclass Fake:\n    _asyncio_future_blocking = True\n"
+        "    def get_loop(self):\n        return None\nclass A:\n    def __await__(self):\n"
+        "        yield Fake()\nasync def inner():\n    try:\n        await A()\n"
+        "    except RuntimeError as e:\n        return str(e)\n"
+        "try:\n    await A()\nexcept RuntimeError as e:\n    top = str(e)\n"
+        "[top, *(await asyncio.gather(inner()))]"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    root = str(Path(runtime.__file__).parent.parent)
+    for text in result.value:
+        assert "attached to a different loop" in text and "<sandbox>" in text
+        assert root not in text and "/python3" not in text, text
 
 
 async def test_an_error_never_names_where_the_host_keeps_its_files(fab: Fabric) -> None:

@@ -38,6 +38,9 @@ CASES: dict[str, str] = {
     "* of a non-iterable names the function": "def f(*a):\n    pass\nf(*1)",
     "a keyword given twice names the function": ("def f(**k):\n    pass\nf(a=1, **{'a': 2})"),
     "keywords that are not strings": "def f(**k):\n    pass\nf(**{1: 2})",
+    "keywords that are str subclasses": (
+        "class S(str):\n    pass\ndef f(**k):\n    return sorted(k)\nf(**{S('a'): 1}, b=2)"
+    ),
     "keywords merged in order": (
         "def f(**k):\n    return list(k.items())\nf(a=1, **{'b': 2}, c=3, **{'d': 4})"
     ),

@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -171,3 +172,46 @@ async def test_concurrent_large_provider_calls_do_not_interleave(fab: Fabric) ->
     result = await fab.exec(code)
     assert result.ok, result.text
     assert result.value == [1536 * 1024, 1536 * 1024 + 1]
+
+
+_RAISED = ["SystemExit(3)", "KeyboardInterrupt()", "GeneratorExit()", "BaseException('x')"]
+
+
+@pytest.mark.parametrize("raised", _RAISED)
+async def test_a_returned_subclass_is_read_as_its_base_type(fab: Fabric, raised: str) -> None:
+    """The value leaves as the data it holds: a ``dict``, ``list``, ``str`` or ``int``
+    subclass's own methods (which could raise anything, SystemExit included) are never called
+    on the way out."""
+    code = (
+        f"class D(dict):\n    def items(self):\n        raise {raised}\n"
+        f"    keys = values = __iter__ = items\n"
+        f"class L(list):\n    def __iter__(self):\n        raise {raised}\n"
+        f"class S(str):\n    def __str__(self):\n        raise {raised}\n"
+        f"class I(int):\n    def __repr__(self):\n        raise {raised}\n"
+        f"class T(tuple):\n    def __iter__(self):\n        raise {raised}\n"
+        "return D(a=L([S('s'), I(7), T((1, 2)), {3}, bytearray(b'z')]), **{S('k'): 1.5})"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.value == {"a": ["s", 7, [1, 2], [3], b"z"], "k": 1.5}
+
+
+@pytest.mark.parametrize("raised", _RAISED)
+async def test_an_exception_whose_message_cannot_be_read_still_reports(
+    fab: Fabric, raised: str
+) -> None:
+    """A snippet's exception whose ``__str__`` raises is reported under its own name, with
+    CPython's placeholder for the message; the worker carries on."""
+    result = await fab.exec(
+        f"class E(Exception):\n    def __str__(self):\n        raise {raised}\nraise E('x')"
+    )
+    assert result.error is not None and result.error.kind == "runtime", result.text
+    assert (result.error.type, result.error.message) == ("E", "<exception str() failed>")
+    assert result.error.line == 4
+    assert (await fab.exec("return 2")).value == 2
+
+
+async def test_a_value_that_holds_itself_is_named_as_such(fab: Fabric) -> None:
+    result = await fab.exec("loop = []\nloop.append(loop)\nreturn loop")
+    assert result.error is not None and result.error.type == "ValueError"
+    assert "cannot leave the sandbox: ValueError: Circular reference" in result.error.message
