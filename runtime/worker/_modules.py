@@ -127,32 +127,65 @@ class Facade:
 
 
 def _awaitables(aws: Iterable[Any], what: str) -> list[Any]:
-    """``aws`` as coroutines: a snippet's own coroutines as they are, any other awaitable
-    wrapped in one of ours. asyncio then never meets an object of the snippet's other than a
-    coroutine, so it never asks one whether it is a future (a property may answer differently
-    each time), for its loop, or to take asyncio's callbacks."""
+    """``aws``, each inside a coroutine of ours (:func:`_child`). asyncio then never meets an
+    object of the snippet's, so it never asks one whether it is a future (a property may
+    answer differently each time), for its loop, or to take asyncio's callbacks."""
     given = list(aws)
     for i, aw in enumerate(given):
-        if type(aw) is types.CoroutineType:
-            continue
-        if not hasattr(type(aw), "__await__"):
+        if type(aw) is not types.CoroutineType and not hasattr(type(aw), "__await__"):
             raise TypeError(f"{what} takes coroutines and awaitables, not {type(aw).__name__}")
-        given[i] = _await(aw)
+        given[i] = _child(aw)
     return given
+
+
+class _Stopped(Exception):
+    """A ``SystemExit`` or ``KeyboardInterrupt`` raised in a task, carried as an exception
+    asyncio passes on: raised as it is, asyncio would stop the event loop (and the worker)."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__()
+        self.raised = raised
+
+
+async def _child(aw: Awaitable[Any]) -> Any:
+    try:
+        return await aw
+    except (SystemExit, KeyboardInterrupt) as exc:
+        raise _Stopped(exc) from None
+
+
+def _stopped(results: list[Any]) -> list[Any]:
+    """``results`` of a gather, raising what a child raised that stops a program."""
+    for item in results:
+        if type(item) is _Stopped:
+            raise item.raised
+    return results
 
 
 async def _gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[Any]:
     given = _awaitables(aws, "asyncio.gather()")
-    return list(await asyncio.gather(*given, return_exceptions=return_exceptions))
+    keep = bool(return_exceptions)  # asked here, not in asyncio's callback inside the loop
+    return _stopped(list(await _await(asyncio.gather(*given, return_exceptions=keep))))
+
+
+def _seconds(value: Any) -> Any:
+    """A delay or timeout as the loop's timers will hold it: an exact number. A snippet's own
+    number type would be added, compared and multiplied inside the event loop, where whatever
+    it raises stops the worker; here ``float()`` asks it once, in the snippet's own call."""
+    if value is None or type(value) in (int, float):
+        return value
+    if isinstance(value, str | bytes | bytearray):  # float() would parse them
+        raise TypeError(f"unsupported operand type(s) for +: 'float' and '{type(value).__name__}'")
+    return float(value)
 
 
 async def _sleep(delay: float, result: Any = None) -> Any:
-    return await asyncio.sleep(delay, result)
+    return await asyncio.sleep(_seconds(delay), result)
 
 
 async def _wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:
     (given,) = _awaitables((aw,), "asyncio.wait_for()")
-    return await asyncio.wait_for(given, timeout)
+    return await _await(asyncio.wait_for(given, _seconds(timeout)))
 
 
 class TimeoutScope:
@@ -162,7 +195,7 @@ class TimeoutScope:
     __slots__ = ("_delay", "_inner")
 
     def __init__(self, delay: float | None) -> None:
-        self._delay = delay
+        self._delay = _seconds(delay)
         self._inner: Any = None
 
     async def __aenter__(self) -> TimeoutScope:
@@ -196,12 +229,18 @@ class TimeoutScope:
 
 
 def _as_completed(aws: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
-    for future in asyncio.as_completed(_awaitables(aws, "asyncio.as_completed()"), timeout=timeout):
+    given = _awaitables(aws, "asyncio.as_completed()")
+    for future in asyncio.as_completed(given, timeout=_seconds(timeout)):
         yield _await(future)
 
 
 async def _await(aw: Awaitable[Any]) -> Any:
-    return await aw
+    """``await aw``, raising what a child raised that stops a program as it was raised."""
+    try:
+        return await aw
+    except _Stopped as stopped:
+        raised = stopped.raised
+    raise raised  # outside the handler: it carries no trace of the carrier
 
 
 def _asyncio_facade() -> Facade:

@@ -106,3 +106,68 @@ async def test_a_task_left_running_never_writes_into_the_result(fab: Fabric) -> 
     assert "JSON object, 1 key: a" in done.text and "$.a = object, 3000 keys" in done.text
     last = await fab.ctx.read(done.handle, json_path="$.a.k2999")
     assert "y" * 1000 in last.text
+
+
+_EVIL_NUMBER = (
+    "import asyncio\nclass Evil:\n    def __sub__(self, o):\n        raise SystemExit(9)\n"
+    "    __rsub__ = __add__ = __radd__ = __lt__ = __gt__ = __le__ = __ge__ = __mul__ = __sub__\n"
+    "class T(float):\n    def __radd__(self, o):\n        return Evil()\n    __add__ = __radd__\n"
+    "async def quick():\n    await asyncio.sleep(0)\n    return 2\n"
+)
+STOPPING: dict[str, tuple[str, object]] = {
+    "SystemExit in a gathered coroutine": (
+        "import asyncio\nasync def f():\n    raise SystemExit(1)\nawait asyncio.gather(f())",
+        ("SystemExit", 3),
+    ),
+    "KeyboardInterrupt gathered with return_exceptions": (
+        "import asyncio\nasync def f():\n    await asyncio.sleep(0)\n    raise KeyboardInterrupt()\n"
+        "async def g():\n    await asyncio.sleep(1)\n"
+        "await asyncio.gather(g(), f(), return_exceptions=True)",
+        ("KeyboardInterrupt", 4),
+    ),
+    "SystemExit under wait_for": (
+        "import asyncio\nasync def f():\n    raise SystemExit(1)\nawait asyncio.wait_for(f(), 5)",
+        ("SystemExit", 3),
+    ),
+    "SystemExit from as_completed": (
+        "import asyncio\nasync def f():\n    raise SystemExit(1)\n"
+        "for c in asyncio.as_completed([f()]):\n    await c",
+        ("SystemExit", 3),
+    ),
+    "a return_exceptions whose truth raises": (
+        "import asyncio\nclass B:\n    def __bool__(self):\n        raise SystemExit(2)\n"
+        "async def f():\n    raise ValueError(1)\nawait asyncio.gather(f(), return_exceptions=B())",
+        ("SystemExit", 4),
+    ),
+    "a sleep whose delay is a number type of the snippet's": (
+        _EVIL_NUMBER + "await asyncio.sleep(T(0.01))\n1",
+        1,
+    ),
+    "a wait_for timeout of the snippet's": (
+        _EVIL_NUMBER + "await asyncio.wait_for(quick(), T(5))",
+        2,
+    ),
+    "an asyncio.timeout of the snippet's": (
+        _EVIL_NUMBER + "async with asyncio.timeout(T(5)):\n    x = await quick()\nx",
+        2,
+    ),
+    "an as_completed timeout of the snippet's": (
+        _EVIL_NUMBER + "[await c for c in asyncio.as_completed([quick()], timeout=T(5))]",
+        [2],
+    ),
+}
+"""asyncio lets ``SystemExit`` and ``KeyboardInterrupt`` out of a task, and out of any
+callback, through the event loop itself; and its timers add, compare and multiply whatever
+number they were given, inside the loop. Each would stop the worker without a result."""
+
+
+@pytest.mark.parametrize("name", STOPPING)
+async def test_nothing_a_task_raises_stops_the_event_loop(fab: Fabric, name: str) -> None:
+    code, expected = STOPPING[name]
+    result = await fab.exec(code)
+    if isinstance(expected, tuple):
+        assert result.error is not None, result.text
+        assert (result.error.kind, result.error.type, result.error.line) == ("runtime", *expected)
+    else:
+        assert result.ok, result.text
+        assert result.value == expected
