@@ -78,6 +78,8 @@ MODULES: dict[str, tuple[str, ...]] = {
         "total_ordering",
         "wraps",
         "update_wrapper",
+        "cached_property",
+        "singledispatch",
         "WRAPPER_ASSIGNMENTS",
         "WRAPPER_UPDATES",
     ),

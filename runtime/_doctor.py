@@ -80,6 +80,7 @@ class Targets:
             "signal_host": os.getpid(),
             "environment": [*ENVIRONMENT, *KEPT_ENV],
             "list_order": None,
+            "bytearray_reads": None,
             "exec": sys.executable,
         }
 

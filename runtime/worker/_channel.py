@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from runtime.worker import _audit, _wire
 from runtime.worker._errors import ToolError
+from runtime.worker._exact import exact
 
 
 class CallLimitError(Exception):
@@ -135,8 +136,8 @@ class Channel:
             )
         self.calls += 1
         call_id = next(self._ids)
-        message = _wire.call_message(call_id, namespace, name, kwargs, list(args))
-        try:
+        try:  # exact types first: the C encoder must run none of the snippet's code
+            message = _wire.call_message(call_id, namespace, name, exact(kwargs), exact(list(args)))
             frame = _wire.encode_json(message)
         except (TypeError, ValueError, RecursionError) as exc:
             raise ToolError(

@@ -55,6 +55,7 @@ from runtime.worker import _audit, _guards
 from runtime.worker._places import patch_asyncio
 from runtime.worker._policy import DENIED_ATTRIBUTES
 from runtime.worker._vetted import ADOPTION, ORDERED_DICT, _marking, vetted_makers
+from runtime.worker._vetted import groupby as _vetted_groupby
 
 VETTED: dict[str, tuple[str, ...]] = {m: names for m, names in MODULES.items() if m != "asyncio"}
 """Modules whose facade exposes their own vetted names (``asyncio``'s is rebuilt below)."""
@@ -411,7 +412,7 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
 
     def groupby(iterable: Any, key: Any = None) -> Any:
         """itertools.groupby; the keys a function from outside makes are checked."""
-        return itertools.groupby(iterable, checked(key))
+        return _vetted_groupby(iterable, checked(key))  # the keys held (gh-143543)
 
     class defaultdict(collections.defaultdict):  # type: ignore[type-arg]
         """collections.defaultdict; what a factory from outside makes is checked before it

@@ -6,8 +6,9 @@ code that had escaped RestrictedPython would. The host chooses the targets so th
 kernel layer stands in the way: a file outside the workspace that the worker's uid may read, a
 world-writable folder outside the workspace, a blob of the store, a TCP listener on
 127.0.0.1, a world-writable Unix socket outside the workspace, the host's own PID. A probe is
-``denied`` when the operation failed. One probe, ``list_order``, aims at the interpreter
-instead: whether the CPython bug that :mod:`runtime.worker._repairs` repairs is repaired.
+``denied`` when the operation failed. Two probes, ``list_order`` and ``bytearray_reads``, aim
+at the interpreter instead: whether the CPython bugs :mod:`runtime.worker._repairs` repairs
+are repaired.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from runtime.worker._repairs import LIST_ORDER
+from runtime.worker._repairs import BYTEARRAY_READS, LIST_ORDER
 
 PROBES = (
     "read_outside",
@@ -32,6 +33,7 @@ PROBES = (
     "signal_host",
     "environment",
     "list_order",
+    "bytearray_reads",
     "exec",
 )
 """Every probe, in the order they run (``exec`` last: if it worked, the worker is gone)."""
@@ -127,6 +129,28 @@ def _list_order(_: object) -> str:
     )
 
 
+def _bytearray_reads(_: object) -> str:
+    """Does ``bytearray.find`` read its buffer only after the snippet's ``__index__`` ran? The
+    ``__index__`` empties the bytearray: a find that still finds read freed memory (a read of a
+    block just freed, which this probe can afford)."""
+    data = bytearray(b"x" * 4096)
+
+    class Start:
+        def __index__(self) -> int:
+            data.clear()
+            return 0
+
+    found = data.find(b"x", Start())
+    if found == -1:
+        raise _Held(
+            f"bytearray reads its buffer after converting its arguments ({BYTEARRAY_READS})"
+        )
+    return (
+        f"bytearray.find read freed memory ({BYTEARRAY_READS} and kin): it found b'x' at {found} "
+        "in a bytearray its argument had emptied"
+    )
+
+
 _RUNNERS: dict[str, Callable[[Any], str]] = {
     "read_outside": _read,
     "write_outside": _write,
@@ -138,6 +162,7 @@ _RUNNERS: dict[str, Callable[[Any], str]] = {
     "signal_host": _signal,
     "environment": _environment,
     "list_order": _list_order,
+    "bytearray_reads": _bytearray_reads,
 }
 
 

@@ -30,6 +30,7 @@ from runtime.worker import _audit, _probes, _results, _variables, _wire
 from runtime.worker._builtins import build_builtins
 from runtime.worker._channel import Channel, HostLink, Namespace, ProviderFunction
 from runtime.worker._confine import Kernel
+from runtime.worker._exact import exact
 from runtime.worker._formatting import BoundFormat
 from runtime.worker._guards import NumericStore, SliceStore, SnippetClasses, make_guards
 from runtime.worker._heap import HEAP_MB, Heap
@@ -240,7 +241,7 @@ async def _run(
         gc.collect()
     if error is None:
         try:  # what the encoder reads is then exact types: it runs no snippet code
-            value = _results.exact(value)
+            value = exact(value)
         except BaseException as exc:
             value = None
             error = _results.unreturnable(exc, limits)

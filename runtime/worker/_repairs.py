@@ -40,6 +40,8 @@ LIST_ORDER = "gh-120298"
 _FIXED_IN = (3, 12, 5)
 _RICHCOMPARE = 25 * 8  # offsetof(PyTypeObject, tp_richcompare) on a 64-bit CPython 3.11/3.12
 _NAME, _BASICSIZE, _FLAGS = 3 * 8, 4 * 8, 21 * 8
+_AS_NUMBER, _AS_SEQUENCE = 12 * 8, 13 * 8  # tp_as_number, tp_as_sequence
+_NB_REMAINDER, _SQ_CONTAINS = 3 * 8, 7 * 8  # their nb_remainder and sq_contains
 
 _size = list.__len__
 _items = list.__iter__
@@ -99,6 +101,14 @@ def _slot(cls: type) -> ctypes.c_void_p:
     return ctypes.c_void_p.from_address(id(cls) + _RICHCOMPARE)
 
 
+def _table_slot(cls: type, table: int, field: int) -> ctypes.c_void_p:
+    """A slot of one of the type's tables (``tp_as_number->nb_remainder``...)."""
+    base = ctypes.c_void_p.from_address(id(cls) + table).value
+    if not base:
+        raise RepairError(f"{cls.__name__} has no table at offset {table}")
+    return ctypes.c_void_p.from_address(base + field)
+
+
 def _check_layout() -> None:
     """The type object's fields where this module reads and writes them, or a refusal."""
     if sys.implementation.name != "cpython" or ctypes.sizeof(ctypes.c_void_p) != 8:
@@ -142,13 +152,19 @@ def _subclasses(cls: type) -> list[type]:
 def repair() -> dict[str, Any]:
     """Make every repair this interpreter needs; the ``interpreter`` row of ``fabric doctor``."""
     version = ".".join(map(str, sys.version_info[:3]))
+    repaired = []
     if repair_list_order():
-        detail = (
-            f"CPython {version}; {LIST_ORDER} (a use-after-free in list ordering comparisons) "
-            "repaired in the worker: list's <, <=, > and >= hold the items they compare"
+        repaired.append(
+            f"{LIST_ORDER} (a use-after-free in list ordering comparisons): list's <, <=, > "
+            "and >= hold the items they compare"
         )
-    else:
-        detail = f"CPython {version}: no known memory bug that Fabric repairs"
+    repair_bytearray()
+    repaired.append(
+        f"{BYTEARRAY_READS} and kin (bytearray methods that read their buffer after running "
+        "the snippet's __index__ or __repr__): bytearray's %, in, find, rfind, index, rindex, "
+        "count, startswith and endswith convert their arguments first"
+    )
+    detail = f"CPython {version}; repaired in the worker: " + "; ".join(repaired)
     return {"name": "interpreter", "active": True, "detail": detail}
 
 
@@ -173,3 +189,131 @@ def repair_list_order() -> bool:
     if missed or list.__lt__ is not _ORDERINGS["__lt__"]:
         raise RepairError(f"list comparison is still CPython's in {missed or [list]}")
     return True
+
+
+# -- bytearray -------------------------------------------------------------------------------
+
+BYTEARRAY_READS = "gh-142557"
+"""CPython's issue for ``bytearray % args``, whose ``__repr__`` may empty the format."""
+
+_INDEXED = ("find", "rfind", "index", "rindex", "count")
+_AFFIXED = ("startswith", "endswith")
+
+
+def _buffer(value: Any) -> bool:
+    """A bytes-like object, which CPython reads through its buffer (no code of the
+    snippet's: a class cannot implement the buffer protocol in Python)."""
+    return issubclass(type(value), bytes | bytearray | memoryview)
+
+
+def _byte_or_buffer(value: Any) -> Any:
+    if _buffer(value) or type(value) is int or not hasattr(type(value), "__index__"):
+        return value
+    return operator.index(value)
+
+
+def _bound(value: Any) -> Any:
+    return value if value is None or type(value) is int else operator.index(value)
+
+
+def _own(name: str, self: Any) -> None:
+    if not issubclass(type(self), bytearray):
+        raise TypeError(
+            f"descriptor '{name}' for 'bytearray' objects doesn't apply to a "
+            f"'{type(self).__name__}' object"
+        )
+
+
+def _named(function: Any, name: str, original: Any) -> Any:
+    function.__name__ = name
+    function.__qualname__ = f"bytearray.{name}"
+    function.__module__ = "builtins"
+    function.__doc__ = original.__doc__
+    return function
+
+
+def _indexed(name: str, original: Any) -> Any:
+    def method(self: Any, sub: Any, start: Any = None, end: Any = None, /) -> Any:
+        _own(name, self)
+        return original(self, _byte_or_buffer(sub), _bound(start), _bound(end))
+
+    return _named(method, name, original)
+
+
+def _affixed(name: str, original: Any) -> Any:
+    def method(self: Any, affix: Any, start: Any = None, end: Any = None, /) -> Any:
+        _own(name, self)
+        return original(self, affix, _bound(start), _bound(end))
+
+    return _named(method, name, original)
+
+
+def _bytearray_methods() -> dict[str, Any]:
+    methods = vars(bytearray)
+    contains = methods["__contains__"]
+
+    def __contains__(self: Any, key: Any, /) -> bool:
+        _own("__contains__", self)
+        return bool(contains(self, _byte_or_buffer(key)))
+
+    def __mod__(self: Any, value: Any, /) -> Any:
+        _own("__mod__", self)
+        with memoryview(self) as view:  # the format, copied before any __repr__ runs
+            template = view.tobytes()
+        return bytearray(template % value)
+
+    def __rmod__(self: Any, value: Any, /) -> Any:
+        _own("__rmod__", self)
+        return NotImplemented
+
+    made = {name: _indexed(name, methods[name]) for name in _INDEXED}
+    made.update({name: _affixed(name, methods[name]) for name in _AFFIXED})
+    for function in (__contains__, __mod__, __rmod__):
+        made[function.__name__] = _named(function, function.__name__, methods[function.__name__])
+    return made
+
+
+def _generic_table_slots() -> tuple[int, int]:
+    """The ``nb_remainder`` and ``sq_contains`` of a class that defines ``__mod__`` and
+    ``__contains__`` in Python."""
+
+    class Both:
+        def __mod__(self, other: object) -> object:
+            return NotImplemented
+
+        def __contains__(self, item: object) -> bool:
+            return False
+
+    remainder = _table_slot(Both, _AS_NUMBER, _NB_REMAINDER).value
+    contains = _table_slot(Both, _AS_SEQUENCE, _SQ_CONTAINS).value
+    if not remainder or not contains:
+        raise RepairError("the number and sequence slots of a Python class are not where expected")
+    return remainder, contains
+
+
+def repair_bytearray() -> None:
+    """bytearray's methods that hand CPython a pointer into the buffer before they run the
+    snippet's code take their arguments converted, and ``%`` formats a copy."""
+    _check_layout()
+    remainder, contains = _generic_table_slots()
+    slots = (
+        (_AS_NUMBER, _NB_REMAINDER, remainder),
+        (_AS_SEQUENCE, _SQ_CONTAINS, contains),
+    )
+    if all(_table_slot(bytearray, t, f).value == g for t, f, g in slots):
+        return  # already repaired (a second call in the same process)
+    originals = [_table_slot(bytearray, t, f).value for t, f, _ in slots]
+    made = _bytearray_methods()
+    (namespace,) = gc.get_referents(vars(bytearray))
+    namespace.update(made)
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(bytearray))
+    for cls in [bytearray, *_subclasses(bytearray)]:
+        for (table, field, generic), original in zip(slots, originals, strict=True):
+            slot = _table_slot(cls, table, field)
+            if slot.value == original:
+                slot.value = generic
+    REPAIRED.extend(made.values())
+    if bytearray.find is not made["find"] or any(
+        _table_slot(bytearray, t, f).value != g for t, f, g in slots
+    ):
+        raise RepairError("bytearray is still CPython's")

@@ -8,12 +8,12 @@ A returned value crosses as JSON. What JSON cannot carry is handled here, in the
 - anything that is not plain data is a clean error that says what to return instead;
 - a value too large for the result limit is a clean error with the size and the limit.
 
-Before any of that, :func:`exact` rebuilds the value of exact ``dict``, ``list``, ``str``,
-``int``, ``float`` and ``bytes`` through the base types' own C methods, so encoding it runs
-none of the snippet's code (a ``dict`` subclass's ``items``, a ``list`` subclass's
-``__iter__``). Whatever goes wrong while encoding, :func:`encode_result` still produces frames
-the host can read, and an exception's text is read so that no ``__str__`` of the snippet can
-stop the error from leaving: the worker never dies for what its snippet returned or raised.
+Before any of that, :func:`runtime.worker._exact.exact` rebuilds the value of exact types
+through the base types' own C methods, so encoding it runs none of the snippet's code (a
+``dict`` subclass's ``items``, a ``list`` subclass's ``__iter__``). Whatever goes wrong while
+encoding, :func:`encode_result` still produces frames the host can read, and an exception's
+text is read so that no ``__str__`` of the snippet can stop the error from leaving: the
+worker never dies for what its snippet returned or raised.
 
 A value whose JSON is larger than :data:`PART_BYTES` goes in slices: the result frame carries
 the value with its biggest list or dict left empty, and ``parts`` says where that container is;
@@ -23,7 +23,6 @@ holds its interpreter (and the event loop serving every other session) for long.
 
 from __future__ import annotations
 
-import marshal
 import math
 import re
 import types
@@ -214,79 +213,11 @@ def _printable(value: Any, cap: int, attribute: bool = False) -> str:
     )
 
 
-# -- the value, of exact types ----------------------------------------------------------------
-
-_EXACT = frozenset({str, int, float, bool, type(None)})
-_KEYS = "keys must be str, int, float, bool or None"
-
-
-def exact(value: Any) -> Any:
-    """``value`` rebuilt of exact plain types: subclasses of ``str``, ``int``, ``float``,
-    ``dict``, ``list``, ``tuple``, ``set`` and the bytes-likes read through the base type's own
-    methods (never a snippet's override), tuples and sets as lists, bytes-likes as ``bytes``.
-    Raises TypeError for anything else (a ``... is not plain data`` message), ValueError for a
-    container that holds itself, RecursionError for one nested too deeply.
-
-    Most values are exact already, and ``marshal`` says so at C speed: it writes only exact
-    types (and buffers, which a snippet's class cannot implement in Python) and calls nothing
-    of theirs, so a value it takes is returned as it is."""
-    try:
-        with _audit.trusted():
-            marshal.dumps(value)
-    except ValueError:  # a subclass, an object of the snippet's, or nested too deeply
-        return _exact(value, set())
-    return value
-
-
-def _exact(value: Any, path: set[int]) -> Any:
-    kind = type(value)
-    if kind in _EXACT:
-        return value
-    if issubclass(kind, dict | list | tuple | set | frozenset):  # exact types: no hooks
-        if id(value) in path:
-            raise ValueError("Circular reference detected")
-        path.add(id(value))
-        try:
-            if issubclass(kind, dict):
-                return {
-                    k if type(k) in _EXACT else _key(k): v if type(v) in _EXACT else _exact(v, path)
-                    for k, v in dict.items(value)
-                }
-            items = (
-                list.__iter__(value)
-                if issubclass(kind, list)
-                else tuple.__iter__(value)
-                if issubclass(kind, tuple)
-                else set.__iter__(value)
-                if issubclass(kind, set)
-                else frozenset.__iter__(value)
-            )
-            return [v if type(v) in _EXACT else _exact(v, path) for v in items]
-        finally:
-            path.discard(id(value))
-    if issubclass(kind, bytes | bytearray | memoryview):
-        with memoryview(value) as view:
-            return view.tobytes()
-    return _scalar(value, f"a {_TYPE_NAME(kind)} object is not plain data")
-
-
-def _key(key: Any) -> Any:
-    return _scalar(key, f"{_KEYS}, not {_TYPE_NAME(type(key))}")
-
-
-def _scalar(value: Any, refusal: str) -> Any:
-    kind = type(value)
-    if issubclass(kind, str):
-        return str.__str__(value)
-    if issubclass(kind, float):
-        return float.__float__(value)
-    if issubclass(kind, int):
-        return int.__int__(value)
-    raise TypeError(refusal)
+# -- a value that cannot leave ------------------------------------------------------------------
 
 
 def unreturnable(exc: BaseException, limits: WireLimits) -> ResultError:
-    """The error for a value :func:`exact` refused."""
+    """The error for a return value :func:`runtime.worker._exact.exact` refused."""
     if isinstance(exc, TypeError):
         return _plain_data_error(exc)
     if isinstance(exc, MemoryError):

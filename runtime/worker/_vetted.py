@@ -41,6 +41,7 @@ import hashlib
 import importlib.util
 import inspect
 import io
+import json
 import keyword
 import operator
 import os
@@ -58,6 +59,7 @@ from typing import Any, ClassVar
 from contract import parse
 from runtime.worker import _audit, _guards, _values
 from runtime.worker._errors import PolicyError
+from runtime.worker._exact import exact_data
 from runtime.worker._policy import DENIED_ATTRIBUTES
 
 
@@ -489,6 +491,73 @@ class Deque(collections.deque):  # type: ignore[type-arg]
 Deque.__module__, Deque.__name__, Deque.__qualname__ = "collections", "deque", "deque"
 
 
+_NO_KEY: Any = object()
+
+
+class groupby:
+    """``itertools.groupby``, holding the keys it compares: CPython 3.11's compares the keys
+    it stores, and a key's ``__eq__`` that advances the groupby frees them under the
+    comparison, then hands the freed key to the other side's ``__eq__`` (gh-143543; its
+    groups' iterator, gh-146613). The same steps as CPython's, in Python."""
+
+    __slots__ = ("_currkey", "_currvalue", "_grouper", "_it", "_keyfunc", "_tgtkey")
+
+    def __init__(self, iterable: Any, key: Any = None) -> None:
+        self._keyfunc, self._it = key, iter(iterable)
+        self._tgtkey = self._currkey = self._currvalue = _NO_KEY
+        self._grouper: Any = None
+
+    def __iter__(self) -> groupby:
+        return self
+
+    def _step(self) -> None:
+        value = next(self._it)
+        key = value if self._keyfunc is None else self._keyfunc(value)
+        self._currvalue, self._currkey = value, key
+
+    def __next__(self) -> tuple[Any, Any]:
+        self._grouper = None
+        while True:
+            currkey, tgtkey = self._currkey, self._tgtkey  # held across the comparison
+            if currkey is _NO_KEY:
+                pass
+            elif tgtkey is _NO_KEY or not (tgtkey is currkey or tgtkey == currkey):
+                break
+            self._step()
+        key = self._tgtkey = self._currkey
+        grouper = self._grouper = _Grouper(self, key)
+        return (key, grouper)
+
+
+class _Grouper:
+    """One group of a :class:`groupby`, valid until the groupby moves on."""
+
+    __slots__ = ("_parent", "_tgtkey")
+
+    def __init__(self, parent: groupby, tgtkey: Any) -> None:
+        self._parent, self._tgtkey = parent, tgtkey
+
+    def __iter__(self) -> _Grouper:
+        return self
+
+    def __next__(self) -> Any:
+        parent = self._parent
+        if parent._grouper is not self:
+            raise StopIteration
+        if parent._currvalue is _NO_KEY:
+            parent._step()
+        currkey, tgtkey = parent._currkey, self._tgtkey
+        if not (tgtkey is currkey or tgtkey == currkey):
+            raise StopIteration
+        value = parent._currvalue
+        parent._currvalue = parent._currkey = _NO_KEY  # as CPython clears both
+        return value
+
+
+groupby.__module__ = _Grouper.__module__ = "itertools"
+_Grouper.__name__ = _Grouper.__qualname__ = "_grouper"
+
+
 class Sniffer(csv.Sniffer):
     """``csv.Sniffer``, whose ``sniff`` hands the snippet the dialect class it made: a fresh
     ``csv.Dialect`` subclass per sample, which no list of the vetted could name ahead."""
@@ -502,6 +571,144 @@ class Sniffer(csv.Sniffer):
 
 
 Sniffer.__module__ = "csv"
+
+
+class cached_property:
+    """``functools.cached_property`` (as in Python 3.12, without a lock): the method's value,
+    computed on the first read and kept in the instance's ``__dict__``."""
+
+    def __init__(self, func: Any) -> None:
+        self.func = func
+        self.attrname: str | None = None
+        self.__doc__ = getattr(func, "__doc__", None)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        if self.attrname is None:
+            self.attrname = name
+        elif name != self.attrname:
+            raise TypeError(
+                "Cannot assign the same cached_property to two different names "
+                f"({self.attrname!r} and {name!r})."
+            )
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        if self.attrname is None:
+            raise TypeError(
+                "Cannot use cached_property instance without calling __set_name__ on it."
+            )
+        try:
+            cache = object.__getattribute__(instance, "__dict__")
+        except AttributeError:
+            cache = None
+        if type(cache) is not dict:
+            raise TypeError(
+                f"No '__dict__' attribute on {type(instance).__name__!r} instance to cache "
+                f"{self.attrname!r} property."
+            )
+        if self.attrname in cache:
+            return cache[self.attrname]
+        value = self.func(instance)
+        cache[self.attrname] = value
+        return value
+
+
+cached_property.__module__ = "functools"
+
+
+def singledispatch(func: Any) -> Any:
+    """``functools.singledispatch``. ``register`` reads a function's first annotation as it
+    is (CPython evaluates string annotations with ``eval``, outside every guard): it must be
+    a class or a union of classes."""
+    registry: dict[Any, Any] = {object: func}
+    cache: dict[Any, Any] = {}
+    token: list[Any] = [abc.get_cache_token()]
+    name = getattr(func, "__name__", "singledispatch function")
+
+    def dispatch(cls: Any) -> Any:
+        if token[0] != abc.get_cache_token():  # an ABC gained a virtual subclass
+            cache.clear()
+            token[0] = abc.get_cache_token()
+        try:
+            return cache[cls]
+        except KeyError:
+            pass
+        impl = registry.get(cls) or functools._find_impl(cls, registry)  # type: ignore[attr-defined]
+        cache[cls] = impl
+        return impl
+
+    def register(cls: Any, method: Any = None) -> Any:
+        if _dispatchable(cls):
+            if method is None:
+                return ADOPTION.vet(lambda f: register(cls, f))
+        else:
+            if method is not None:
+                raise TypeError(f"Invalid first argument to `register()`. {cls!r} is not a class.")
+            method = cls
+            annotations = getattr(method, "__annotations__", None)
+            if type(annotations) is not dict or not annotations:
+                raise TypeError(
+                    f"Invalid first argument to `register()`: {cls!r}. Use either "
+                    "`@register(some_class)` or plain `@register` on an annotated function."
+                )
+            argname, cls = next(iter(annotations.items()))
+            if not _dispatchable(cls):
+                kind = "a string, which the sandbox does not evaluate" if type(cls) is str else ""
+                raise TypeError(
+                    f"Invalid annotation for {argname!r}. {cls!r} is not a class"
+                    + (f": {kind}" if kind else ".")
+                )
+        for each in typing.get_args(cls) if _is_union(cls) else (cls,):
+            registry[each] = method
+        cache.clear()
+        return method
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not args:
+            raise TypeError(f"{name} requires at least 1 positional argument")
+        return dispatch(args[0].__class__)(*args, **kwargs)
+
+    wrapper.register = ADOPTION.vet(register)  # type: ignore[attr-defined]
+    wrapper.dispatch = ADOPTION.vet(dispatch)  # type: ignore[attr-defined]
+    wrapper.registry = types.MappingProxyType(registry)  # type: ignore[attr-defined]
+    wrapper._clear_cache = ADOPTION.vet(cache.clear)  # type: ignore[attr-defined]
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        value = getattr(func, attr, None)
+        if type(value) is str or (attr == "__doc__" and value is None):
+            setattr(wrapper, attr, value)
+    wrapper.__wrapped__ = func  # type: ignore[attr-defined]
+    return ADOPTION.vet(wrapper)
+
+
+def _is_union(cls: Any) -> bool:
+    return type(cls) is types.UnionType or typing.get_origin(cls) is typing.Union
+
+
+def _dispatchable(cls: Any) -> bool:
+    """A class, or a union of classes, as singledispatch's ``register`` takes them."""
+    if _is_union(cls):
+        return all(isinstance(arg, type) for arg in typing.get_args(cls))
+    return isinstance(cls, type)
+
+
+class _HeldEncoder(json.JSONEncoder):
+    """json's Python encoder, which holds what it encodes in its own variables."""
+
+    def iterencode(self, o: Any, _one_shot: bool = False) -> Any:
+        return super().iterencode(o, _one_shot=False)
+
+
+def dumps(obj: Any, *, cls: Any = None, default: Any = None, **options: Any) -> str:
+    """``json.dumps``. CPython 3.11's C encoder keeps borrowed pointers into the containers it
+    walks while it calls the snippet's code (a ``list`` subclass's ``__iter__``, a ``dict``
+    subclass's ``items``, the ``default`` function), which can free them: data of exact types
+    only, without ``default``, goes to it (``marshal`` says so at C speed, calling nothing of
+    the snippet's); anything else goes to json's Python encoder."""
+    if cls is None and default is None and exact_data(obj):
+        return json.dumps(obj, **options)
+    return json.dumps(obj, cls=_HeldEncoder if cls is None else cls, default=default, **options)
+
 
 _real_escape = re.escape
 
@@ -1131,6 +1338,9 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("struct", "Struct"): Struct,
         ("csv", "Sniffer"): Sniffer,
         ("functools", "update_wrapper"): update_wrapper,
+        ("functools", "cached_property"): cached_property,
+        ("json", "dumps"): dumps,
+        ("functools", "singledispatch"): singledispatch,
         ("typing", "final"): _marking("typing", typing.final),
         ("typing", "runtime_checkable"): _marking("typing", typing.runtime_checkable),
         ("typing", "no_type_check"): no_type_check,

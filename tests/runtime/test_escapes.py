@@ -1124,6 +1124,13 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class S's close on an io base is not allowed",
         ),
+        "singledispatch registering a string annotation, which CPython would eval": Refusal(
+            "import functools\n@functools.singledispatch\ndef f(x):\n    return 0\n"
+            "@f.register\ndef _(x: '().__class__.__base__.__subclasses__()'):\n    return 1",
+            "runtime",
+            "Invalid annotation for 'x'. '().__class__.__base__.__subclasses__()' is not a class: "
+            "a string, which the sandbox does not evaluate",
+        ),
         "asyncio.gather given an object that looks like a future": Refusal(
             "import asyncio\nclass Fake:\n    _asyncio_future_blocking = False\n"
             "    def get_loop(self):\n        return None\nawait asyncio.gather(Fake())",
@@ -1525,6 +1532,10 @@ EMPTYING = (
     "class A:\n    def __lt__(self, other):\n        w.clear()\n        return NotImplemented\n"
     "    __le__ = __lt__\nclass B:\n    pass\n"
 )
+EMPTIED_BYTES = (
+    "data = bytearray()\ndef fill():\n    data[:] = b'x' * 4096\nfill()\nclass I:\n"
+    "    def __index__(self):\n        data.clear()\n        return 0\n"
+)
 REENTRANT: dict[str, tuple[str, object]] = {
     "an array item whose __index__ empties the array": (
         SHRINKING + "try:\n    a[50] = I()\nexcept IndexError as e:\n    m = str(e)\nm",
@@ -1577,6 +1588,45 @@ REENTRANT: dict[str, tuple[str, object]] = {
         CLEARING + "od[H()] = 1\nlen(od)",
         1,
     ),
+    "bytearray.find with a start whose __index__ empties it": (
+        EMPTIED_BYTES + "[data.find(b'x', I()), fill(), data.count(b'x', I()), fill(),"
+        " data.endswith(b'x', I()), fill(), data.find(I()), fill(), I() in data]",
+        [-1, None, 0, None, False, None, -1, None, False],
+    ),
+    "bytearray % whose argument's __repr__ empties the format": (
+        "fmt = bytearray(b'%r' + b'A' * 2000)\nclass E:\n    def __repr__(self):\n"
+        "        fmt.clear()\n        junk.extend(bytes([66]) * 1999 for i in range(20))\n"
+        "        return 'x'\njunk = []\nout = fmt % (E(),)\n"
+        "[len(out), out.count(b'A'), out.count(b'B'), len(fmt)]",
+        [2001, 2000, 0, 0],
+    ),
+    "a groupby key whose __eq__ advances the groupby (gh-143543)": (
+        "from itertools import groupby\nstash = []\nclass Key:\n    seen = False\n"
+        "    def __init__(self, first):\n        self.first = first\n"
+        "    def __eq__(self, other):\n        if self.first and not Key.seen:\n"
+        "            Key.seen = True\n            next(G)\n            return NotImplemented\n"
+        "        if not self.first and other is not self:\n            stash.append(other)\n"
+        "        return False\ndef keys():\n    yield Key(True)\n    while True:\n"
+        "        yield Key(False)\nk = keys()\nG = groupby([None, 1, 2, 3], lambda x: next(k))\n"
+        "next(G)\nnext(G)\nclass Other:\n    pass\nspray = [Other() for _ in range(1000)]\n"
+        "[type(s).__name__ for s in stash]",
+        ["Key"],
+    ),
+    "json.dumps of a list subclass whose __iter__ frees it": (
+        "import json\nouter = []\nclass L(list):\n    def __iter__(self):\n        outer.clear()\n"
+        "        return iter([X()])\nclass X:\n    pass\nclass K(list):\n    pass\n"
+        "class Y(list):\n    pass\nkeep = []\ndef default(o):\n    for i in range(200):\n"
+        "        keep.append(K())\n    return 1\nouter.append(L([1]))\n"
+        "text = json.dumps(outer, default=default)\nfresh = [Y() for i in range(200)]\n"
+        "[text, [type(k).__name__ for k in keep if type(k) is not K]]",
+        ["[[1]]", []],
+    ),
+    "a provider call's argument whose __iter__ frees it": (
+        "outer = []\nclass L(list):\n    def __iter__(self):\n        outer.clear()\n"
+        "        return iter([1])\nouter.append(L([1]))\ntry:\n    await tools.read(path=outer)\n"
+        "except ToolError as e:\n    m = e.code\nm",
+        "bad_arguments",
+    ),
     "deque.index with an item whose __eq__ empties the deque": (
         "import collections\nclass E:\n    def __eq__(self, other):\n        deq.clear()\n"
         "        return NotImplemented\nkept = []\nclass V:\n    def __eq__(self, other):\n"
@@ -1617,7 +1667,8 @@ REENTRANT: dict[str, tuple[str, object]] = {
 it (gh-142555, gh-142882, gh-91153, gh-115243, gh-120298): CPython itself crashes on each; the
 sandbox converts the value first (arrays, bytearrays) or uses Python code holding its own
 references (collections' Python ``OrderedDict``, a ``deque`` whose ``index`` is written in
-Python, list ordering repaired in the worker's interpreter)."""
+Python, list ordering and bytearray's argument conversion repaired in the worker's
+interpreter)."""
 
 
 @pytest.mark.parametrize("name", REENTRANT)

@@ -49,23 +49,26 @@ async def test_every_probe_is_denied_with_every_layer_on(tmp_path: Path) -> None
     assert ("gh-120298" in interpreter.detail) is (sys.version_info < (3, 12, 5))
 
 
-_LIST_ORDER_PROBE = (
+_INTERPRETER_PROBE = (
     "import sys\nfrom runtime.worker import _probes, _repairs\n"
-    "if sys.argv[1] == 'repaired':\n    _repairs.repair()\n"
-    "print(_probes.run('list_order', None)['denied'])"
+    "if sys.argv[2] == 'repaired':\n    _repairs.repair()\n"
+    "print(_probes.run(sys.argv[1], None)['denied'])"
 )
 
 
-@pytest.mark.skipif(sys.version_info >= (3, 12, 5), reason="this CPython has the fix")
+@pytest.mark.skipif(sys.version_info >= (3, 12, 5), reason="this CPython has the list fix")
+@pytest.mark.parametrize("probe", ["list_order", "bytearray_reads"])
 @pytest.mark.parametrize("interpreter", ["as shipped", "repaired"])
-def test_the_list_order_probe_tells_a_repaired_interpreter_from_one_that_is_not(
-    interpreter: str,
+def test_the_interpreter_probes_tell_a_repaired_interpreter_from_one_that_is_not(
+    probe: str, interpreter: str
 ) -> None:
-    """gh-120298: CPython 3.11's ``list < list`` compares items it holds no reference to. The
-    probe sees it, without touching freed memory, in an interpreter as shipped (this test's
-    own child process) and sees it repaired once the worker's repair ran."""
+    """gh-120298: CPython 3.11's ``list < list`` compares items it holds no reference to;
+    gh-142557 and kin: bytearray methods read their buffer after the snippet's ``__index__``
+    emptied it. Each probe sees its bug, without touching freed memory (or by a read of a block
+    just freed), in an interpreter as shipped (this test's own child process) and sees it
+    repaired once the worker's repairs ran."""
     done = subprocess.run(
-        [sys.executable, "-I", "-c", _LIST_ORDER_PROBE, interpreter.split()[0]],
+        [sys.executable, "-I", "-c", _INTERPRETER_PROBE, probe, interpreter.split()[0]],
         cwd=Path(__file__).parents[2],
         capture_output=True,
         text=True,

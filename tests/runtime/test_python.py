@@ -502,6 +502,27 @@ CASES: dict[str, str] = {
         "class B(A):\n    def f(self):\n        return 1\ntry:\n    A()\nexcept TypeError as e:\n"
         "    m = str(e)\n[B().f(), m]"
     ),
+    "json.dumps of subclasses and with default": (
+        "import json\nclass L(list):\n    def __iter__(self):\n        return iter([9])\n"
+        "class D(dict):\n    def items(self):\n        return [('k', L([1]))]\n"
+        "[json.dumps(L([1, 2])), json.dumps(D(a=1)), json.dumps({'s': {1}}, default=sorted),"
+        " json.dumps([1, (2, 3)], indent=1), json.dumps({'b': 1, 'a': [1.5, None]}, sort_keys=True)]"
+    ),
+    "functools.singledispatch": (
+        "from functools import singledispatch\n@singledispatch\ndef kind(x):\n"
+        "    return 'other'\n@kind.register\ndef _(x: int | float):\n    return 'number'\n"
+        "@kind.register(list)\ndef _(x):\n    return 'list'\nclass L(list):\n    pass\n"
+        "try:\n    kind()\nexcept TypeError as e:\n    m = str(e)\n"
+        "[kind(1), kind(2.5), kind(True), kind(L()), kind({}), kind.dispatch(int).__name__,"
+        " kind.__name__, m]"
+    ),
+    "functools.cached_property": (
+        "from functools import cached_property\nruns = []\nclass A:\n    @cached_property\n"
+        "    def v(self):\n        runs.append(1)\n        return [len(runs)]\n"
+        "class S:\n    __slots__ = ()\n    @cached_property\n    def v(self):\n        return 1\n"
+        "a = A()\ntry:\n    S().v\nexcept TypeError as e:\n    m = str(e)\n"
+        "[a.v, a.v is a.v, runs, A.v.attrname, vars(a), m]"
+    ),
     "an unknown module": "import no_such_module_here",
     # -- list ordering, which the worker's interpreter runs as Python (gh-120298) ----------
     "list ordering": (
@@ -509,6 +530,28 @@ CASES: dict[str, str] = {
         "[a < b, a <= b, a > b, a >= b, [] < [0], [0] <= [0], L([2]) > [1], [1] >= L([1, 0]),"
         " sorted([[2], [1, 5], [1]]), min([[3], [2, 9]]), list.__lt__([1], [2])]"
     ),
+    "itertools.groupby": (
+        "from itertools import groupby\ncalls = []\nclass K:\n    def __init__(self, v):\n"
+        "        self.v = v\n    def __eq__(self, o):\n        calls.append(1)\n"
+        "        return self.v == o.v\n"
+        "r = [(k, list(g)) for k, g in groupby('aaabbcaa')]\n"
+        "r3 = [(k, list(g)) for k, g in groupby(range(10), key=lambda x: x // 3)]\n"
+        "g = groupby('aabb')\nk1, g1 = next(g)\nk2, g2 = next(g)\n"
+        "r4 = [[x for x in g] for _, g in groupby([1, 1, 2], key=K)]\n"
+        "[r, r3, list(g1), list(g2), r4, len(calls), list(groupby([]))]"
+    ),
+    "bytearray methods": (
+        "b = bytearray(b'hello world')\nclass I:\n    def __index__(self):\n        return 2\n"
+        "class B(bytearray):\n    pass\n"
+        "[b.find(b'o'), b.find(ord('o'), I()), b.rfind(b'o', None, 5), b.index(b'w', 1),"
+        " b.rindex(b'l'), b.count(b'l', I(), -1), b.startswith((b'x', b'he')),"
+        " b.endswith(b'wor', 0, -2), ord('h') in b, b'wor' in b, 300 in [1],"
+        " (bytearray(b'%d-%s') % (5, b'x')).decode(), (B(b'%r') % 'a').decode(),"
+        " type(B(b'a') % ()).__name__, bytearray.find(b, b'l')]"
+    ),
+    "bytearray method errors": "bytearray(b'a').find('a')",
+    "bytearray contains out of range": "256 in bytearray(b'a')",
+    "bytearray methods called on something else": "bytearray.find(b'a', b'a')",
     "list ordering of unorderable items": "[1, 'a'] < [1, 2]",
     "list ordering against another type": "[1] < (1,)",
     "list ordering called on something else": "list.__ge__(5, [])",
