@@ -17,10 +17,16 @@ that already exists is moved to the same slot; classes made later inherit it.
 
 Lists of up to 64 items are compared as tuples of their items (CPython's own loop, over
 references the tuples hold), so such a comparison sees the lists as they were when it began;
-longer ones item by item. Sorting lists of lists costs about five times what it costs in
-CPython (``bench/latency.py``'s ``sort lists`` workload).
+longer ones item by item. Sorting lists of lists costs about 2.5 times what it costs in
+CPython end to end (``bench/latency.py``'s ``sort lists`` workload).
 
-The repair writes to the ``list`` type with :mod:`ctypes` and checks, before writing, that the
+**gh-142557 and kin** (every CPython up to 3.13 at least): ``bytearray``'s ``%``, ``in``,
+``find``, ``rfind``, ``index``, ``rindex``, ``count``, ``startswith`` and ``endswith`` hand
+CPython a pointer into the buffer and only then run the snippet's ``__index__`` (or an
+argument's ``__repr__``), which may empty it: CPython reads freed memory. Here they are Python
+functions that convert their arguments first; ``%`` formats a copy of the format.
+
+The repairs write to the ``list`` type with :mod:`ctypes` and checks, before writing, that the
 type object is laid out as CPython 3.11 and 3.12 lay it out; where it is not, it refuses to
 start rather than run snippets on a known use-after-free.
 """
