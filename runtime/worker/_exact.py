@@ -18,16 +18,17 @@ from runtime.worker import _audit
 _TYPE_NAME = vars(type)["__name__"].__get__
 
 
-def exact_data(value: Any) -> bool:
-    """Whether ``value`` is of exact types only, as ``marshal`` tells at C speed: it writes
-    only exact types (and buffers, which a snippet's class cannot implement in Python) and
-    calls nothing of theirs."""
+def exact_copy(value: Any) -> tuple[bool, Any]:
+    """``(True, a private copy of value)`` when ``value`` is made of types ``marshal`` writes
+    (it writes exact types and buffers, calling nothing of the snippet's), else ``(False,
+    None)``. The copy is read back from marshal's bytes, so it shares nothing with the
+    snippet: a buffer of the snippet's class comes back as exact ``bytes``, and nothing the
+    snippet runs later (a hook the encoder calls) can change what the encoder reads."""
     try:
         with _audit.trusted():
-            marshal.dumps(value)
+            return True, marshal.loads(marshal.dumps(value))
     except ValueError:  # a subclass, an object of the snippet's, or nested too deeply
-        return False
-    return True
+        return False, None
 
 
 _EXACT = frozenset({str, int, float, bool, type(None)})
@@ -41,8 +42,10 @@ def exact(value: Any) -> Any:
     Raises TypeError for anything else (a ``... is not plain data`` message), ValueError for a
     container that holds itself, RecursionError for one nested too deeply.
 
-    Most values are exact already (:func:`exact_data`): those are returned as they are."""
-    return value if exact_data(value) else _exact(value, set())
+    Whatever it returns is a copy: most values are made of marshal's types, and those are
+    copied through marshal at C speed (:func:`exact_copy`)."""
+    copied, copy = exact_copy(value)
+    return copy if copied else _exact(value, set())
 
 
 def _exact(value: Any, path: set[int]) -> Any:

@@ -184,12 +184,12 @@ async def _sleep(delay: float, result: Any = None) -> Any:
     return await asyncio.sleep(_seconds(delay), result)
 
 
-async def _wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:
-    (given,) = _awaitables((aw,), "asyncio.wait_for()")
+async def _wait_for(fut: Awaitable[Any], timeout: float | None) -> Any:
+    (given,) = _awaitables((fut,), "asyncio.wait_for()")
     return await _await(asyncio.wait_for(given, _seconds(timeout)))
 
 
-class TimeoutScope:
+class Timeout:
     """``async with asyncio.timeout(s) as scope:`` without exposing the loop-bound Timeout
     object: ``scope.when()``, ``scope.reschedule(when)`` and ``scope.expired()`` are its."""
 
@@ -199,7 +199,7 @@ class TimeoutScope:
         self._delay = _seconds(delay)
         self._inner: Any = None
 
-    async def __aenter__(self) -> TimeoutScope:
+    async def __aenter__(self) -> Timeout:
         self._inner = asyncio.timeout(self._delay)
         await self._inner.__aenter__()
         return self
@@ -228,9 +228,19 @@ class TimeoutScope:
         result: bool | None = await self._inner.__aexit__(*exc)
         return result
 
+    def __repr__(self) -> str:
+        return "<Timeout [created]>" if self._inner is None else repr(self._inner)
 
-def _as_completed(aws: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
-    given = _awaitables(aws, "asyncio.as_completed()")
+
+Timeout.__module__ = "asyncio"
+
+
+def _timeout(delay: float | None) -> Timeout:
+    return Timeout(delay)
+
+
+def _as_completed(fs: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
+    given = _awaitables(fs, "asyncio.as_completed()")
     for future in asyncio.as_completed(given, timeout=_seconds(timeout)):
         yield _await(future)
 
@@ -244,13 +254,22 @@ async def _await(aw: Awaitable[Any]) -> Any:
     raise raised  # outside the handler: it carries no trace of the carrier
 
 
+def _public(func: Any, name: str) -> Any:
+    """``func`` under asyncio's own name, code included: a snippet's mistake (a missing
+    argument) is told as CPython tells it, naming ``sleep()``, not the sandbox's wrapper."""
+    func.__code__ = func.__code__.replace(co_name=name, co_qualname=name)
+    func.__name__ = func.__qualname__ = name
+    func.__module__ = "asyncio"
+    return func
+
+
 def _asyncio_facade() -> Facade:
     made: dict[str, Any] = {
-        "gather": _gather,
-        "sleep": _sleep,
-        "wait_for": _wait_for,
-        "timeout": TimeoutScope,
-        "as_completed": _as_completed,
+        "gather": _public(_gather, "gather"),
+        "sleep": _public(_sleep, "sleep"),
+        "wait_for": _public(_wait_for, "wait_for"),
+        "timeout": _public(_timeout, "timeout"),
+        "as_completed": _public(_as_completed, "as_completed"),
         "TimeoutError": TimeoutError,
         "CancelledError": asyncio.CancelledError,
     }

@@ -37,7 +37,7 @@ from runtime.worker._heap import HEAP_MB, Heap
 from runtime.worker._help import Help
 from runtime.worker._modules import (
     Facade,
-    TimeoutScope,
+    Timeout,
     build_facades,
     facade_members,
     make_import,
@@ -144,7 +144,7 @@ class Prepared:
         admission = Admission(
             facade_members(self.facades),
             (
-                *(Facade, Namespace, ProviderFunction, BoundFormat, TimeoutScope),
+                *(Facade, Namespace, ProviderFunction, BoundFormat, Timeout),
                 *(NumericStore, SliceStore, *GUARDED_MAKERS),
             ),
             classes.defined,

@@ -59,7 +59,7 @@ from typing import Any, ClassVar
 from contract import parse
 from runtime.worker import _audit, _guards, _values
 from runtime.worker._errors import PolicyError
-from runtime.worker._exact import exact_data
+from runtime.worker._exact import exact_copy
 from runtime.worker._policy import DENIED_ATTRIBUTES
 
 
@@ -702,11 +702,17 @@ class _HeldEncoder(json.JSONEncoder):
 def dumps(obj: Any, *, cls: Any = None, default: Any = None, **options: Any) -> str:
     """``json.dumps``. CPython 3.11's C encoder keeps borrowed pointers into the containers it
     walks while it calls the snippet's code (a ``list`` subclass's ``__iter__``, a ``dict``
-    subclass's ``items``, the ``default`` function), which can free them: data of exact types
-    only, without ``default``, goes to it (``marshal`` says so at C speed, calling nothing of
-    the snippet's); anything else goes to json's Python encoder."""
-    if cls is None and default is None and exact_data(obj):
-        return json.dumps(obj, **options)
+    subclass's ``items``, the ``default`` function), which can free them. Without ``default``
+    it gets a private copy read back through ``marshal`` (which calls nothing of the
+    snippet's), when marshal can make one; anything else, and what the copy cannot encode
+    (so the error is CPython's, naming the snippet's class), goes to json's Python encoder."""
+    if cls is None and default is None:
+        copied, copy = exact_copy(obj)
+        if copied:
+            try:
+                return json.dumps(copy, **options)
+            except TypeError:
+                pass
     return json.dumps(obj, cls=_HeldEncoder if cls is None else cls, default=default, **options)
 
 

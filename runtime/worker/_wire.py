@@ -247,11 +247,13 @@ def call_failure(call_id: int, code: str, message: str) -> CallReply:
     return {"id": call_id, "ok": False, "error": {"code": code, "message": message}}
 
 
-def _json_default(value: object) -> object:
-    if isinstance(value, bytes | bytearray | memoryview):
+def _json_default(value: Any) -> object:
+    """Bytes and sets as JSON; ``type()`` and exact types, never a ``__class__`` of the
+    value's own (the C encoder is mid-walk when it calls this)."""
+    if issubclass(type(value), bytes | bytearray | memoryview):
         with memoryview(value) as view:  # never a subclass's __bytes__
             return {BYTES_TAG: base64.b64encode(view.tobytes()).decode("ascii")}
-    if isinstance(value, set | frozenset):
+    if type(value) in (set, frozenset):
         return list(value)
     raise TypeError(f"a {type(value).__name__} object is not plain data")
 

@@ -1621,6 +1621,21 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "[text, [type(k).__name__ for k in keep if type(k) is not K]]",
         ["[[1]]", []],
     ),
+    "a returned value that changes under the encoder (a bytearray's __class__ read)": (
+        "holder = []\nout = []\nkeep = []\nstate = []\nclass K(list):\n    pass\n"
+        "class Y(list):\n    pass\nclass L(list):\n    def __iter__(self):\n"
+        "        holder.clear()\n        return iter([X(b'x')])\nclass X(bytearray):\n"
+        "    def __getattribute__(self, name):\n        if not keep:\n"
+        "            keep.extend(K() for i in range(200))\n        return bytearray\n"
+        "class B1(bytearray):\n    def __getattribute__(self, name):\n        if not state:\n"
+        "            state.append(1)\n            holder.append(L([1]))\n        return bytearray\n"
+        "class B2(bytearray):\n    def __getattribute__(self, name):\n"
+        "        if len(state) == 1:\n            state.append(2)\n"
+        "            fresh = [Y() for i in range(200)]\n"
+        "            out.append([type(k).__name__ for k in keep if type(k) is not K])\n"
+        "        return bytearray\n[B1(b'a'), holder, B2(b'b'), out, state]",
+        [b"a", [], b"b", [], []],
+    ),
     "a provider call's argument whose __iter__ frees it": (
         "outer = []\nclass L(list):\n    def __iter__(self):\n        outer.clear()\n"
         "        return iter([1])\nouter.append(L([1]))\ntry:\n    await tools.read(path=outer)\n"

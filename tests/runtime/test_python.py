@@ -530,6 +530,13 @@ CASES: dict[str, str] = {
         "[a < b, a <= b, a > b, a >= b, [] < [0], [0] <= [0], L([2]) > [1], [1] >= L([1, 0]),"
         " sorted([[2], [1, 5], [1]]), min([[3], [2, 9]]), list.__lt__([1], [2])]"
     ),
+    "asyncio's argument errors name asyncio's functions": (
+        "import asyncio\nawait asyncio.sleep(0)\nr = []\n"
+        "for f in (lambda: asyncio.sleep(), lambda: asyncio.gather(x=1),"
+        " lambda: asyncio.wait_for(), lambda: asyncio.timeout(), lambda: asyncio.as_completed()):\n"
+        "    try:\n        f()\n    except TypeError as e:\n        r.append(str(e))\n"
+        "r + [repr(asyncio.timeout(1))]"
+    ),
     "itertools.groupby": (
         "from itertools import groupby\ncalls = []\nclass K:\n    def __init__(self, v):\n"
         "        self.v = v\n    def __eq__(self, o):\n        calls.append(1)\n"
