@@ -17,7 +17,7 @@ from typing import Any
 from contract import BUILTINS
 from runtime.worker._errors import PolicyError, ToolError
 from runtime.worker._guards import Guards
-from runtime.worker._vetted import ADOPTION
+from runtime.worker._vetted import ADOPTION, callable_iterator
 
 
 def _named(wrapper: Callable[..., Any], original: Callable[..., Any]) -> Callable[..., Any]:
@@ -61,8 +61,11 @@ def guarded_builtins(guards: Guards) -> dict[str, Callable[..., Any]]:
         return map(*args[:1], *(guarded_iter(i) for i in args[1:]), **kwargs)
 
     def iter_(*args: Any) -> Iterator[Any]:
-        if len(args) == 2:  # iter(callable, sentinel): C calls it and hands on its results
-            args = (ADOPTION.checked(args[0]), args[1])
+        if len(args) == 2:  # iter(callable, sentinel): its results are checked
+            if not callable(args[0]):
+                raise TypeError("iter(v, w): v must be callable")
+            # in Python, holding the sentinel it compares (CPython 3.11 borrows it)
+            return callable_iterator(ADOPTION.checked(args[0]), args[1])
         made: Iterator[Any] = iter(*args)
         return made
 

@@ -276,6 +276,9 @@ def _keep_variables(
         kept, _, note = _variables.collect(scope, max_bytes, (Facade, Namespace))
     except MemoryError:  # the result must still leave
         kept, note = {}, "persistVariables: nothing kept: measuring the variables ran out of memory"
+    except BaseException as exc:  # a snippet's code run while they were read
+        kept = {}
+        note = f"persistVariables: nothing kept: reading the variables raised {type(exc).__name__}"
     result["variables"] = kept
     if note is not None:
         result["warnings"] = [*result.get("warnings", []), note]

@@ -170,6 +170,11 @@ def repair() -> dict[str, Any]:
         "the snippet's __index__ or __repr__): bytearray's %, in, find, rfind, index, rindex, "
         "count, startswith and endswith convert their arguments first"
     )
+    repair_zoneinfo()
+    repaired.append(
+        f"{ZONEINFO_INDEX} (the C TZif loader takes a transition index one past its local "
+        "time types): TZif data is checked before the loader reads it"
+    )
     detail = f"CPython {version}; repaired in the worker: " + "; ".join(repaired)
     return {"name": "interpreter", "active": True, "detail": detail}
 
@@ -222,6 +227,16 @@ def _bound(value: Any) -> Any:
     return value if value is None or type(value) is int else operator.index(value)
 
 
+def _exact_sep(sep: Any) -> Any:
+    """A ``hex`` separator as an exact str or bytes (copied by the type's own C method,
+    never by the snippet's ``__str__``/``__bytes__``/``__len__``)."""
+    if isinstance(sep, str) and type(sep) is not str:
+        return str.__str__(sep)
+    if isinstance(sep, bytes) and type(sep) is not bytes:
+        return bytes.__bytes__(sep)
+    return sep
+
+
 def _own(name: str, self: Any) -> None:
     if not issubclass(type(self), bytearray):
         raise TypeError(
@@ -272,11 +287,40 @@ def _bytearray_methods() -> dict[str, Any]:
         _own("__rmod__", self)
         return NotImplemented
 
+    native_hex = methods["hex"]
+
+    def hex(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # CPython takes the buffer pointer, then calls len(sep): a str or bytes subclass's
+        # __len__ that empties the bytearray has the hex read freed memory (gh-143195).
+        _own("hex", self)
+        if args:
+            args = (_exact_sep(args[0]), *args[1:])
+        if "sep" in kwargs:
+            kwargs["sep"] = _exact_sep(kwargs["sep"])
+        return native_hex(self, *args, **kwargs)
+
     made = {name: _indexed(name, methods[name]) for name in _INDEXED}
     made.update({name: _affixed(name, methods[name]) for name in _AFFIXED})
-    for function in (__contains__, __mod__, __rmod__):
+    for function in (__contains__, __mod__, __rmod__, hex):
         made[function.__name__] = _named(function, function.__name__, methods[function.__name__])
     return made
+
+
+def _memoryview_hex() -> Any:
+    """``memoryview.hex`` taking its separator exact: the view's ``__len__``-running separator
+    may release the view and resize its exporter (a ``BytesIO``) under the hex (gh-143195)."""
+    native = vars(memoryview)["hex"]
+
+    def hex(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            args = (_exact_sep(args[0]), *args[1:])
+        if "sep" in kwargs:
+            kwargs["sep"] = _exact_sep(kwargs["sep"])
+        return native(self, *args, **kwargs)
+
+    hex.__name__, hex.__qualname__, hex.__module__ = "hex", "memoryview.hex", "builtins"
+    hex.__doc__ = native.__doc__
+    return hex
 
 
 def _generic_table_slots() -> tuple[int, int]:
@@ -319,7 +363,47 @@ def repair_bytearray() -> None:
             if slot.value == original:
                 slot.value = generic
     REPAIRED.extend(made.values())
-    if bytearray.find is not made["find"] or any(
-        _table_slot(bytearray, t, f).value != g for t, f, g in slots
+    viewed = _memoryview_hex()
+    (view_namespace,) = gc.get_referents(vars(memoryview))
+    view_namespace["hex"] = viewed
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(memoryview))
+    REPAIRED.append(viewed)
+    if (
+        bytearray.find is not made["find"]
+        or memoryview.hex is not viewed
+        or any(_table_slot(bytearray, t, f).value != g for t, f, g in slots)
     ):
         raise RepairError("bytearray is still CPython's")
+
+
+# -- zoneinfo --------------------------------------------------------------------------------
+
+ZONEINFO_INDEX = "gh-145883"
+"""CPython's issue for the C TZif loader's off-by-one transition index check."""
+
+
+def _checked_load_data(load_data: Callable[..., Any]) -> Callable[..., Any]:
+    def checked(fobj: Any) -> Any:
+        data = load_data(fobj)
+        trans_idx, utcoff = data[0], data[2]
+        for index in trans_idx:
+            if not 0 <= index < len(utcoff):
+                raise ValueError(f"Invalid transition index found while reading TZif: {index}")
+        return data
+
+    checked.__name__ = checked.__qualname__ = "load_data"
+    checked.__module__ = "zoneinfo._common"
+    checked.__wrapped_native__ = load_data  # type: ignore[attr-defined]
+    return checked
+
+
+def repair_zoneinfo() -> None:
+    """``_zoneinfo``'s ``load_data`` checks ``index > num_ttinfos`` where it means ``>=``; a
+    transition to the index one past the local time types makes it read the ``_ttinfo``
+    after its array (snippet bytes from ``ZoneInfo.from_file``) as object pointers. The C
+    loader parses through ``zoneinfo._common.load_data`` (looked up on every load, for
+    ``from_file``, ``no_cache`` and the constructor alike), which here refuses such data."""
+    import zoneinfo._common as common
+
+    if getattr(common.load_data, "__wrapped_native__", None) is None:
+        common.load_data = _checked_load_data(common.load_data)

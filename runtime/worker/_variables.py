@@ -16,6 +16,7 @@ from typing import Any
 
 from contract import NAMESPACES
 from runtime.worker import _wire
+from runtime.worker._exact import exact_copy
 
 _SCALARS = frozenset({str, bytes, int, float, bool, type(None)})
 _SHOWN = 10
@@ -69,10 +70,16 @@ def collect(
     used = 0
     dropped: list[str] = []
     for name, value in scope.items():
-        if name.startswith("_") or name in NAMESPACES or isinstance(value, skip):
-            continue
+        if name.startswith("_") or name in NAMESPACES or issubclass(type(value), skip):
+            continue  # type(): never a __class__ of the snippet's
         why = _not_plain(value, max_bytes - used)
         size = 0
+        if why is None:
+            # What is kept (and encoded) is a private copy: code the snippet runs later (a
+            # __getattribute__, a generator's finally in collected garbage) cannot change it.
+            copied, value = exact_copy(value)
+            if not copied:
+                why = "nested too deeply"
         if why is None:
             try:
                 body = len(_wire.encode_json(value)) - _wire.HEADER.size

@@ -558,6 +558,42 @@ groupby.__module__ = _Grouper.__module__ = "itertools"
 _Grouper.__name__ = _Grouper.__qualname__ = "_grouper"
 
 
+class callable_iterator:
+    """``iter(callable, sentinel)``, holding the sentinel it compares: CPython 3.11's
+    ``calliter_iternext`` compares ``it_sentinel`` by a borrowed pointer, and a sentinel's
+    ``__eq__`` that re-enters the iterator (which then ends and clears the sentinel) frees
+    it under the comparison; an ``__eq__`` answering ``NotImplemented`` then hands the freed
+    sentinel to the value's ``__eq__``. The same steps as CPython's, in Python."""
+
+    __slots__ = ("_callable", "_sentinel")
+
+    def __init__(self, function: Any, sentinel: Any) -> None:
+        self._callable, self._sentinel = function, sentinel
+
+    def __iter__(self) -> callable_iterator:
+        return self
+
+    def __next__(self) -> Any:
+        function = self._callable
+        if function is None:
+            raise StopIteration
+        try:
+            value = function()
+        except StopIteration:
+            self._callable = self._sentinel = None
+            raise StopIteration from None
+        sentinel = self._sentinel  # held across the comparison
+        if self._callable is None:  # the call itself ended the iterator
+            raise StopIteration
+        if value is sentinel or sentinel == value:
+            self._callable = self._sentinel = None
+            raise StopIteration
+        return value
+
+
+callable_iterator.__module__ = "builtins"
+
+
 class Sniffer(csv.Sniffer):
     """``csv.Sniffer``, whose ``sniff`` hands the snippet the dialect class it made: a fresh
     ``csv.Dialect`` subclass per sample, which no list of the vetted could name ahead."""
@@ -578,11 +614,12 @@ class cached_property:
     computed on the first read and kept in the instance's ``__dict__``."""
 
     def __init__(self, func: Any) -> None:
-        self.func = func
+        self.func = ADOPTION.checked(func)
         self.attrname: str | None = None
         self.__doc__ = getattr(func, "__doc__", None)
 
     def __set_name__(self, owner: type, name: str) -> None:
+        name = _identifier(name, "cached_property names")
         if self.attrname is None:
             self.attrname = name
         elif name != self.attrname:
@@ -594,6 +631,11 @@ class cached_property:
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
             return self
+        if isinstance(instance, type) or not ADOPTION.owns(instance):
+            raise TypeError(  # it writes the instance's __dict__: only the snippet's own
+                "cached_property caches on instances of the snippet's own classes, not on a "
+                f"{type(instance).__name__} from outside"
+            )
         if self.attrname is None:
             raise TypeError(
                 "Cannot use cached_property instance without calling __set_name__ on it."

@@ -1124,6 +1124,22 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class S's close on an io base is not allowed",
         ),
+        "cached_property writing into an object from outside": Refusal(
+            "import functools, string\ncp = functools.cached_property(lambda o: 1)\n"
+            "cp.__set_name__(None, 'pattern')\ncp.__get__(string.Template('$x'))",
+            "runtime",
+            "cached_property caches on instances of the snippet's own classes, not on a Template "
+            "from outside",
+        ),
+        "a TZif whose transition index is one past its types (gh-145883)": Refusal(
+            "import io, struct\nfrom zoneinfo import ZoneInfo\n"
+            "hdr = b'TZif' + b'\\0' * 16 + struct.pack('>6l', 0, 0, 0, 3, 1, 4)\n"
+            "body = struct.pack('>3l', 0, 1000, 100000) + bytes([0, 1, 0])"
+            " + struct.pack('>lbb', 0, 0, 0) + b'UTC\\0'\n"
+            "ZoneInfo.from_file(io.BytesIO(hdr + body), key='x')",
+            "runtime",
+            "Invalid transition index found while reading TZif: 1",
+        ),
         "singledispatch registering a string annotation, which CPython would eval": Refusal(
             "import functools\n@functools.singledispatch\ndef f(x):\n    return 0\n"
             "@f.register\ndef _(x: '().__class__.__base__.__subclasses__()'):\n    return 1",
@@ -1611,6 +1627,20 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "next(G)\nnext(G)\nclass Other:\n    pass\nspray = [Other() for _ in range(1000)]\n"
         "[type(s).__name__ for s in stash]",
         ["Key"],
+    ),
+    "iter(callable, sentinel) whose sentinel re-enters the iterator": (
+        "stash = []\nclass S:\n    depth = 0\n    def __eq__(self, other):\n        S.depth += 1\n"
+        "        if S.depth == 1:\n            next(it, None)\n            return NotImplemented\n"
+        "        return True\nclass R:\n    def __eq__(self, other):\n        stash.append(other)\n"
+        "        return False\nit = iter(R, S())\nnext(it, None)\nclass Other:\n    pass\n"
+        "spray = [Other() for _ in range(1000)]\n[type(s).__name__ for s in stash]",
+        ["S"],
+    ),
+    "bytearray.hex with a separator whose __len__ empties it (gh-143195)": (
+        "t = bytearray(b'\\xaa' * 200)\nkeep = []\nclass S(bytes):\n    def __len__(self):\n"
+        "        t.clear()\n        keep.extend([(i, i + 1.5) for i in range(20)])\n        return 1\n"
+        "t.hex(S(b':')) == ':'.join(['aa'] * 200)",
+        True,
     ),
     "json.dumps of a list subclass whose __iter__ frees it": (
         "import json\nouter = []\nclass L(list):\n    def __iter__(self):\n        outer.clear()\n"

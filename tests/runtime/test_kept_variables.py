@@ -82,3 +82,18 @@ async def test_a_kept_value_is_the_same_data_in_the_next_worker(value: Any) -> N
         )
     assert second.ok and second.value == value
     assert json.dumps(second.variables, default=repr) == json.dumps({"v": value}, default=repr)
+
+
+async def test_a_kept_variable_is_the_data_that_was_checked() -> None:
+    """What is kept is a private copy of what was judged plain: code the snippet runs while
+    the variables are read (a later variable's ``__getattribute__``) cannot change it, nor
+    stop the worker by raising."""
+    code = (
+        "data = ['checked as plain data', 1]\nclass L(list):\n    pass\n"
+        "class Sly:\n    def __getattribute__(self, name):\n        data.append(L([2]))\n"
+        "        raise KeyError(name)\nz = Sly()\nreturn 1"
+    )
+    async with Sandbox(limits=Limits(timeout_s=10), spares=0) as sandbox:
+        result = await sandbox.execute(code, providers=NoProviders(), persist=10**6)
+    assert result.ok, result.text
+    assert result.variables == {"data": ["checked as plain data", 1]}
