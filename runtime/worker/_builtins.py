@@ -17,7 +17,7 @@ from typing import Any
 from contract import BUILTINS
 from runtime.worker._errors import PolicyError, ToolError
 from runtime.worker._guards import Guards
-from runtime.worker._vetted import ADOPTION, callable_iterator
+from runtime.worker._vetted import ADOPTION, callable_iterator, public
 
 
 def _named(wrapper: Callable[..., Any], original: Callable[..., Any]) -> Callable[..., Any]:
@@ -96,6 +96,20 @@ def guarded_builtins(guards: Guards) -> dict[str, Callable[..., Any]]:
     }
 
 
+def _printing(write: Callable[..., None]) -> Callable[..., None]:
+    """``print`` as a function of that name (the capture's bound method would show as
+    ``Output.print`` in a repr or an error)."""
+
+    def print(
+        *args: Any, sep: Any = " ", end: Any = "\n", file: Any = None, flush: bool = False
+    ) -> None:
+        write(*args, sep=sep, end=end, file=file, flush=flush)
+
+    print.__doc__ = builtins.print.__doc__
+    public(print, "print", "builtins")
+    return print
+
+
 def build_builtins(
     print_fn: Callable[..., None],
     import_fn: Callable[..., Any],
@@ -108,7 +122,7 @@ def build_builtins(
     own: dict[str, Any] = {
         **guarded_builtins(guards),
         **guards.builtins,
-        "print": print_fn,
+        "print": _printing(print_fn),
         "help": help_fn,
         "ToolError": ToolError,
         "PolicyError": PolicyError,

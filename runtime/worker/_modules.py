@@ -54,8 +54,7 @@ from contract import MODULES, NEVER
 from runtime.worker import _audit, _guards
 from runtime.worker._places import patch_asyncio
 from runtime.worker._policy import DENIED_ATTRIBUTES
-from runtime.worker._vetted import ADOPTION, ORDERED_DICT, _marking, vetted_makers
-from runtime.worker._vetted import groupby as _vetted_groupby
+from runtime.worker._vetted import ADOPTION, ORDERED_DICT, _marking, public, vetted_makers
 
 VETTED: dict[str, tuple[str, ...]] = {m: names for m, names in MODULES.items() if m != "asyncio"}
 """Modules whose facade exposes their own vetted names (``asyncio``'s is rebuilt below)."""
@@ -254,22 +253,13 @@ async def _await(aw: Awaitable[Any]) -> Any:
     raise raised  # outside the handler: it carries no trace of the carrier
 
 
-def _public(func: Any, name: str) -> Any:
-    """``func`` under asyncio's own name, code included: a snippet's mistake (a missing
-    argument) is told as CPython tells it, naming ``sleep()``, not the sandbox's wrapper."""
-    func.__code__ = func.__code__.replace(co_name=name, co_qualname=name)
-    func.__name__ = func.__qualname__ = name
-    func.__module__ = "asyncio"
-    return func
-
-
 def _asyncio_facade() -> Facade:
     made: dict[str, Any] = {
-        "gather": _public(_gather, "gather"),
-        "sleep": _public(_sleep, "sleep"),
-        "wait_for": _public(_wait_for, "wait_for"),
-        "timeout": _public(_timeout, "timeout"),
-        "as_completed": _public(_as_completed, "as_completed"),
+        "gather": public(_gather, "gather", "asyncio"),
+        "sleep": public(_sleep, "sleep", "asyncio"),
+        "wait_for": public(_wait_for, "wait_for", "asyncio"),
+        "timeout": public(_timeout, "timeout", "asyncio"),
+        "as_completed": public(_as_completed, "as_completed", "asyncio"),
         "TimeoutError": TimeoutError,
         "CancelledError": asyncio.CancelledError,
     }
@@ -429,10 +419,6 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         """itertools.accumulate; what a function from outside returns is checked."""
         return itertools.accumulate(iterable, checked(func), initial=initial)
 
-    def groupby(iterable: Any, key: Any = None) -> Any:
-        """itertools.groupby; the keys a function from outside makes are checked."""
-        return _vetted_groupby(iterable, checked(key))  # the keys held (gh-143543)
-
     class defaultdict(collections.defaultdict):  # type: ignore[type-arg]
         """collections.defaultdict; what a factory from outside makes is checked before it
         is stored."""
@@ -451,7 +437,6 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         **vetted_makers(),
         ("itertools", "starmap"): starmap,
         ("itertools", "accumulate"): accumulate,
-        ("itertools", "groupby"): groupby,
         ("collections", "defaultdict"): defaultdict,
         ("collections", "namedtuple"): namedtuple,
         ("functools", "lru_cache"): lru_cache,
@@ -477,6 +462,9 @@ def build_facades() -> dict[str, Facade]:
                 raise RuntimeError(
                     f"the contract vets {name}.{member}, a module: never hand one out"
                 )
+        for member, value in given.items():  # the sandbox's own, under the module's names
+            if type(value) is types.FunctionType and value.__module__.startswith("runtime."):
+                public(value, member, name)
         facades[name] = Facade(name, given)
     return facades
 

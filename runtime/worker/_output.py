@@ -29,8 +29,9 @@ class Output:
             raise PolicyError(
                 "print(file=...) is not allowed: snippets have no files (an io.StringIO is fine)"
             )
-        text = (" " if sep is None else str(sep)).join(str(a) for a in args)
-        text += "\n" if end is None else str(end)
+        pieces = [_exact(str(a)) for a in args]  # exact text: no subclass's join or __len__
+        text = (" " if sep is None else _separator(sep, "sep")).join(pieces)
+        text += "\n" if end is None else _separator(end, "end")
         if file is not None:
             file.write(text)
             return
@@ -48,6 +49,17 @@ class Output:
 
     def text(self) -> str:
         return "".join(self._parts)
+
+
+def _exact(text: str) -> str:
+    """A ``str`` subclass's text as an exact ``str`` (its own methods never run)."""
+    return text if type(text) is str else str.__str__(text)
+
+
+def _separator(value: Any, what: str) -> str:
+    if not issubclass(type(value), str):
+        raise TypeError(f"{what} must be None or a string, not {type(value).__name__}")
+    return _exact(value)
 
 
 def _check_unicode(text: str) -> None:

@@ -115,6 +115,17 @@ def _refuse_until_set(value: Any) -> Any:
 
 ADOPTION = Adoption()
 
+
+def public(func: Any, name: str, module: str) -> Any:
+    """``func``, one of the sandbox's own, under the name it stands for, code included: a
+    snippet's mistake (a missing argument) is told as CPython tells it (``sleep() missing 1
+    required positional argument``), never naming the sandbox's wrapper."""
+    func.__code__ = func.__code__.replace(co_name=name, co_qualname=name)
+    func.__name__ = func.__qualname__ = name
+    func.__module__ = module
+    return func
+
+
 _real_create_fn = dataclasses._create_fn  # type: ignore[attr-defined]
 
 _MADE: weakref.WeakKeyDictionary[type, types.MappingProxyType[str, Any]] = (
@@ -503,7 +514,8 @@ class groupby:
     __slots__ = ("_currkey", "_currvalue", "_grouper", "_it", "_keyfunc", "_tgtkey")
 
     def __init__(self, iterable: Any, key: Any = None) -> None:
-        self._keyfunc, self._it = key, iter(iterable)
+        self._keyfunc, self._it = ADOPTION.checked(key), iter(iterable)  # a key from outside:
+        # what it makes is checked
         self._tgtkey = self._currkey = self._currvalue = _NO_KEY
         self._grouper: Any = None
 
@@ -1387,6 +1399,7 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("csv", "Sniffer"): Sniffer,
         ("functools", "update_wrapper"): update_wrapper,
         ("functools", "cached_property"): cached_property,
+        ("itertools", "groupby"): groupby,
         ("json", "dumps"): dumps,
         ("functools", "singledispatch"): singledispatch,
         ("typing", "final"): _marking("typing", typing.final),

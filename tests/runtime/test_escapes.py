@@ -576,7 +576,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "getattr of a private name of the runtime's": Refusal(
             "import json\ngetattr(json, '_default_decoder')", "policy", OWN_ONLY
         ),
-        "type of a runtime object": Refusal("type(print)", "policy", "the class builtins.method"),
+        "type of a runtime object": Refusal("type(print)", "policy", "the class builtins.function"),
         "type with three arguments deriving from type": Refusal(
             "type('M', (type,), {})", "policy", "metaclasses are refused"
         ),

@@ -556,6 +556,7 @@ CASES: dict[str, str] = {
         " (bytearray(b'%d-%s') % (5, b'x')).decode(), (B(b'%r') % 'a').decode(),"
         " type(B(b'a') % ()).__name__, bytearray.find(b, b'l')]"
     ),
+    "print's separator must be a string": "print('a', sep=5)",
     "bytearray method errors": "bytearray(b'a').find('a')",
     "bytearray contains out of range": "256 in bytearray(b'a')",
     "bytearray methods called on something else": "bytearray.find(b'a', b'a')",

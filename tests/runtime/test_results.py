@@ -215,3 +215,18 @@ async def test_a_value_that_holds_itself_is_named_as_such(fab: Fabric) -> None:
     result = await fab.exec("loop = []\nloop.append(loop)\nreturn loop")
     assert result.error is not None and result.error.type == "ValueError"
     assert "cannot leave the sandbox: ValueError: Circular reference" in result.error.message
+
+
+async def test_print_takes_a_str_subclass_as_its_text(fab: Fabric) -> None:
+    """A ``str`` subclass's own ``join``, ``__add__``, ``isascii`` and ``__len__`` never decide
+    what was printed: the output cap holds and the result leaves."""
+    code = (
+        "class S(str):\n    def __str__(self):\n        return self\n"
+        "    def join(self, parts):\n        return T('x' * 1000000)\n"
+        "class T(str):\n    def isascii(self):\n        return True\n"
+        "    def __len__(self):\n        return 0\n    def __add__(self, other):\n        return self\n"
+        "for i in range(3):\n    print('a', 'b', sep=S('-'), end=S('!'))\nprint(T('t'))\n1"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.logs == "a-b!a-b!a-b!t\n"
