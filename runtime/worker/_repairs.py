@@ -46,7 +46,8 @@ LIST_ORDER = "gh-120298"
 _FIXED_IN = (3, 12, 5)
 _RICHCOMPARE = 25 * 8  # offsetof(PyTypeObject, tp_richcompare) on a 64-bit CPython 3.11/3.12
 _NAME, _BASICSIZE, _FLAGS = 3 * 8, 4 * 8, 21 * 8
-_AS_NUMBER, _AS_SEQUENCE = 12 * 8, 13 * 8  # tp_as_number, tp_as_sequence
+_AS_NUMBER, _AS_SEQUENCE, _AS_MAPPING = 12 * 8, 13 * 8, 14 * 8  # tp_as_number... tp_as_mapping
+_MP_ASS_SUBSCRIPT = 2 * 8  # tp_as_mapping->mp_ass_subscript
 _NB_REMAINDER, _SQ_CONTAINS = 3 * 8, 7 * 8  # their nb_remainder and sq_contains
 
 _size = list.__len__
@@ -169,6 +170,16 @@ def repair() -> dict[str, Any]:
         f"{BYTEARRAY_READS} and kin (bytearray methods that read their buffer after running "
         "the snippet's __index__ or __repr__): bytearray's %, in, find, rfind, index, rindex, "
         "count, startswith and endswith convert their arguments first"
+    )
+    repair_list_slices()
+    repaired.append(
+        f"{LIST_SLICES} (an extended slice assignment writes through the list's old item "
+        "array after iterating the snippet's value, which emptied it): list's __setitem__ "
+        "makes a list of a slice's value first"
+    )
+    repair_deque_index()
+    repaired.append(
+        f"{DEQUE_INDEX} (deque.index compares a borrowed item): deque's own index holds it"
     )
     repair_zoneinfo()
     repaired.append(
@@ -374,6 +385,88 @@ def repair_bytearray() -> None:
         or any(_table_slot(bytearray, t, f).value != g for t, f, g in slots)
     ):
         raise RepairError("bytearray is still CPython's")
+
+
+# -- list slices ------------------------------------------------------------------------------
+
+LIST_SLICES = "gh-120384"
+"""CPython's issue for list_ass_subscript writing through a stale ``ob_item``."""
+
+
+def _list_setitem() -> Any:
+    native = vars(list)["__setitem__"]
+
+    def __setitem__(self: Any, key: Any, value: Any, /) -> None:
+        # CPython unpacks an extended slice, takes the list's item array, then iterates the
+        # value (PySequence_Fast): a value whose iteration empties the list has it write
+        # through the freed array (gh-120384). A list or tuple is not iterated by CPython.
+        if type(key) is slice and type(value) is not list and type(value) is not tuple:
+            try:
+                items = iter(value)
+            except TypeError:
+                pass  # CPython's own error
+            else:
+                value = list(items)
+        native(self, key, value)
+
+    __setitem__.__qualname__ = "list.__setitem__"
+    __setitem__.__module__ = "builtins"
+    __setitem__.__doc__ = native.__doc__
+    return __setitem__
+
+
+def _generic_ass_subscript() -> int:
+    class Stores:
+        def __setitem__(self, key: object, value: object) -> None:
+            pass
+
+    generic = _table_slot(Stores, _AS_MAPPING, _MP_ASS_SUBSCRIPT).value
+    if not generic:
+        raise RepairError("the mapping store slot of a Python class is not where expected")
+    return generic
+
+
+def repair_list_slices() -> None:
+    """``lst[a:b:c] = it`` reaches CPython with ``it`` already a list."""
+    _check_layout()
+    generic = _generic_ass_subscript()
+    original = _table_slot(list, _AS_MAPPING, _MP_ASS_SUBSCRIPT).value
+    if original == generic:
+        return
+    made = _list_setitem()
+    (namespace,) = gc.get_referents(vars(list))
+    namespace["__setitem__"] = made
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(list))
+    for cls in [list, *_subclasses(list)]:
+        slot = _table_slot(cls, _AS_MAPPING, _MP_ASS_SUBSCRIPT)
+        if slot.value == original:
+            slot.value = generic
+    REPAIRED.append(made)
+    if (
+        list.__setitem__ is not made
+        or _table_slot(list, _AS_MAPPING, _MP_ASS_SUBSCRIPT).value != generic
+    ):
+        raise RepairError("list slice assignment is still CPython's")
+
+
+# -- deque.index ------------------------------------------------------------------------------
+
+DEQUE_INDEX = "gh-115243"
+
+
+def repair_deque_index() -> None:
+    """The deque's own ``index`` (so ``super(deque, d).index`` too) holds what it compares."""
+    import collections
+
+    from runtime.worker._vetted import Deque
+
+    made = vars(Deque)["index"]
+    (namespace,) = gc.get_referents(vars(collections.deque))
+    if namespace.get("index") is made:
+        return
+    namespace["index"] = made
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(collections.deque))
+    REPAIRED.append(made)
 
 
 # -- zoneinfo --------------------------------------------------------------------------------

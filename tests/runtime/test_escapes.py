@@ -1642,6 +1642,22 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "t.hex(S(b':')) == ':'.join(['aa'] * 200)",
         True,
     ),
+    "an extended slice of a list subclass whose value empties it (gh-120384)": (
+        "class L(list):\n    pass\nlst = L(range(10))\ndef g():\n"
+        "    yield from list(range(10))\n    lst.clear()\n    lst.append(1)\n"
+        "try:\n    lst[::-1] = g()\nexcept ValueError as e:\n    m = str(e)\n"
+        "junk = [L() for _ in range(500)]\n[m, lst]",
+        ["attempt to assign sequence of size 10 to extended slice of size 1", [1]],
+    ),
+    "deque.index reached through super()": (
+        "from collections import deque\nstash = []\nclass A:\n    def __eq__(self, other):\n"
+        "        d.clear()\n        return NotImplemented\nclass B:\n"
+        "    def __eq__(self, other):\n        stash.append(other)\n        return False\n"
+        "d = deque([A()])\ntry:\n    super(deque, d).index(B())\nexcept (RuntimeError, ValueError) as e:\n"
+        "    m = type(e).__name__\nclass O:\n    pass\nspray = [O() for _ in range(1000)]\n"
+        "[m, [type(s).__name__ for s in stash]]",
+        ["RuntimeError", ["A"]],
+    ),
     "json.dumps of a list subclass whose __iter__ frees it": (
         "import json\nouter = []\nclass L(list):\n    def __iter__(self):\n        outer.clear()\n"
         "        return iter([X()])\nclass X:\n    pass\nclass K(list):\n    pass\n"

@@ -556,6 +556,13 @@ CASES: dict[str, str] = {
         " (bytearray(b'%d-%s') % (5, b'x')).decode(), (B(b'%r') % 'a').decode(),"
         " type(B(b'a') % ()).__name__, bytearray.find(b, b'l')]"
     ),
+    "list slice assignment": (
+        "class L(list):\n    pass\na = list(range(6))\na[::2] = 'abc'\nb = L(range(4))\n"
+        "b[1:3] = (x * 10 for x in range(3))\nc = [1, 2, 3]\nc[::-1] = c\nd = [0] * 3\n"
+        "list.__setitem__(d, slice(None), iter('xy'))\ndel a[::3]\n[a, b, c, d]"
+    ),
+    "list extended slice of the wrong size": "a = [1, 2, 3]\na[::2] = iter([9])",
+    "list slice assigned a non-iterable": "a = [1, 2]\na[::2] = 5",
     "print's separator must be a string": "print('a', sep=5)",
     "bytearray method errors": "bytearray(b'a').find('a')",
     "bytearray contains out of range": "256 in bytearray(b'a')",
