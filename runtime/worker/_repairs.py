@@ -184,7 +184,9 @@ def repair() -> dict[str, Any]:
     repair_zoneinfo()
     repaired.append(
         f"{ZONEINFO_INDEX} (the C TZif loader takes a transition index one past its local "
-        "time types): TZif data is checked before the loader reads it"
+        "time types): TZif data is checked before the loader reads it; "
+        f"{ZONEINFO_WEAK_CACHE} (ZoneInfo.clear_cache on a subclass drops its cache's only "
+        "reference and goes on using it): clear_cache holds it"
     )
     detail = f"CPython {version}; repaired in the worker: " + "; ".join(repaired)
     return {"name": "interpreter", "active": True, "detail": detail}
@@ -500,3 +502,46 @@ def repair_zoneinfo() -> None:
 
     if getattr(common.load_data, "__wrapped_native__", None) is None:
         common.load_data = _checked_load_data(common.load_data)
+    repair_zoneinfo_clear_cache()
+
+
+ZONEINFO_WEAK_CACHE = "gh-142783"
+"""CPython's issue for ``get_weak_cache`` using a cache it no longer holds."""
+
+
+def _clear_cache(native: Any) -> Any:
+    def clear_cache(cls: Any, *, only_keys: Any = None) -> None:
+        import zoneinfo
+
+        if cls is zoneinfo.ZoneInfo:  # its own C caches, found without an attribute lookup
+            native.__get__(None, cls)(only_keys=only_keys)
+            return
+        # a subclass's cache is ``cls._weak_cache``: C takes it, drops its reference and goes
+        # on with a borrowed pointer, freed if a descriptor made it; here it is held
+        cache = cls._weak_cache
+        if only_keys is None:
+            cache.clear()
+        else:
+            for key in list(only_keys):
+                cache.pop(key, None)
+
+    clear_cache.__qualname__ = "ZoneInfo.clear_cache"
+    clear_cache.__module__ = "zoneinfo"
+    clear_cache.__doc__ = native.__doc__
+    return classmethod(clear_cache)
+
+
+def repair_zoneinfo_clear_cache() -> None:
+    """``ZoneInfo.clear_cache`` on a subclass (``super(ZoneInfo, Z).clear_cache`` too) holds
+    the subclass's cache: CPython 3.11's ``get_weak_cache`` returns ``_weak_cache`` after
+    dropping the only reference when a descriptor made it (gh-142783)."""
+    import zoneinfo
+
+    native = vars(zoneinfo.ZoneInfo)["clear_cache"]
+    if type(native) is classmethod:
+        return  # already repaired
+    made = _clear_cache(native)
+    (namespace,) = gc.get_referents(vars(zoneinfo.ZoneInfo))
+    namespace["clear_cache"] = made
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(zoneinfo.ZoneInfo))
+    REPAIRED.append(made.__func__)

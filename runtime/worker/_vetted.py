@@ -462,16 +462,26 @@ _ORDERED_STATE = frozenset(vars(ORDERED_DICT()))
 
 
 class Struct(struct.Struct):
-    """``struct.Struct``, initialised once: CPython 3.11 frees the compiled format when
-    ``__init__`` runs again, under an ``iter_unpack`` or a ``pack_into`` still using it."""
+    """``struct.Struct``, initialised once, when it is made: CPython 3.11 frees the compiled
+    format when ``__init__`` runs again, under an ``iter_unpack`` or a ``pack_into`` still
+    using it; and a Struct never initialised (a subclass's ``__init__`` that skips or
+    swallows the base one) has ``s_len == -1``, so ``pack_into(buf)`` passes its argument
+    count check and reads ``args[1]`` past the arguments, then packs through NULL codes."""
+
+    def __new__(cls, format: Any) -> Struct:
+        self = super().__new__(cls)
+        _STRUCT_INIT(self, format)  # raises: a half-made Struct never reaches the snippet
+        return self
 
     def __init__(self, format: Any) -> None:
-        if _STRUCT_FORMAT(self):  # "" until the first __init__
+        made = _STRUCT_FORMAT(self)
+        given = format.decode("latin-1") if type(format) is bytes else format
+        if type(given) is not str or given != made:
             raise TypeError("a Struct is initialised once; make a new one")
-        super().__init__(format)
 
 
 _STRUCT_FORMAT: Any = vars(struct.Struct)["format"].__get__
+_STRUCT_INIT: Any = vars(struct.Struct)["__init__"]
 Struct.__module__ = "struct"
 
 
@@ -1135,6 +1145,20 @@ def _parts(item: Any) -> list[Any]:
     return parts
 
 
+_COPY_LOOKUPS = ("__getattribute__", "__getattr__", "__dict__", "__class__")
+"""What a class may not define for copy to take its instances: copy reads ``__reduce_ex__``
+and ``__deepcopy__`` from the instance, and these would answer in the class's place (with a
+recipe whose constructor and state nothing checks)."""
+
+
+def _answers(namespace: Any, name: str) -> bool:
+    """Whether a class's own ``name`` would answer lookups on its instances (a class's own
+    ``__dict__`` getset, which every class without ``__slots__`` has, does not count)."""
+    if name not in namespace:
+        return False
+    return not (name == "__dict__" and type(namespace[name]) is types.GetSetDescriptorType)
+
+
 def _copyable(value: Any, deep: bool) -> None:
     """Refuse what copy would rebuild past the guards, anywhere in ``value``: copy may rebuild
     plain data, the vetted value types (dates, decimals, deques, counters...) and the
@@ -1165,6 +1189,12 @@ def _copyable(value: Any, deep: bool) -> None:
             continue
         if owned:
             for klass in kind.__mro__:
+                lookups = [n for n in _COPY_LOOKUPS if _answers(vars(klass), n)]
+                if ADOPTION.owns(klass) and lookups:
+                    raise TypeError(  # copy asks the instance for its hooks by getattr
+                        f"cannot copy a {kind.__name__}: its class defines {lookups[0]}, which "
+                        "would answer copy's own lookups; define __copy__ or __deepcopy__ instead"
+                    )
                 hooks = [h for h in _CLASS_COPY_HOOKS if _snippet_hook(vars(klass).get(h))]
                 if ADOPTION.owns(klass) and hooks:
                     raise TypeError(

@@ -1124,6 +1124,15 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class S's close on an io base is not allowed",
         ),
+        "copy asking a __getattribute__ for its recipe": Refusal(
+            "import copy, zoneinfo\ndef target():\n    return zoneinfo.ZoneInfo\nclass R:\n"
+            "    def __getattribute__(self, name):\n        if name == '__reduce_ex__':\n"
+            "            return lambda proto: (target, (), (None, {'_files': {}}))\n"
+            "        raise AttributeError(name)\ncopy.copy(R())",
+            "runtime",
+            "cannot copy a R: its class defines __getattribute__, which would answer copy's own "
+            "lookups",
+        ),
         "cached_property writing into an object from outside": Refusal(
             "import functools, string\ncp = functools.cached_property(lambda o: 1)\n"
             "cp.__set_name__(None, 'pattern')\ncp.__get__(string.Template('$x'))",
@@ -1657,6 +1666,19 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "    m = type(e).__name__\nclass O:\n    pass\nspray = [O() for _ in range(1000)]\n"
         "[m, [type(s).__name__ for s in stash]]",
         ["RuntimeError", ["A"]],
+    ),
+    "a Struct subclass that never initialises its base": (
+        "import struct\nclass S(struct.Struct):\n    def __init__(self, f):\n        pass\n"
+        "s = S('>i')\nbuf = bytearray(8)\ns.pack_into(buf, 0, 7)\n"
+        "try:\n    S('%')\nexcept struct.error as e:\n    m = str(e)\n[bytes(buf[:4]), s.size, m]",
+        [b"\x00\x00\x00\x07", 4, "bad char in struct format"],
+    ),
+    "ZoneInfo.clear_cache on a subclass whose cache a descriptor makes (gh-142783)": (
+        "import zoneinfo\nclass Bomb:\n    def __get__(self, obj, owner):\n        return {}\n"
+        "class Z(zoneinfo.ZoneInfo):\n    def __init_subclass__(cls, **kw):\n        pass\n"
+        "class Z2(Z):\n    _weak_cache = Bomb()\nfor i in range(100):\n    Z2.clear_cache()\n"
+        "junk = [{} for _ in range(1000)]\n'survived'",
+        "survived",
     ),
     "json.dumps of a list subclass whose __iter__ frees it": (
         "import json\nouter = []\nclass L(list):\n    def __iter__(self):\n        outer.clear()\n"
