@@ -38,7 +38,8 @@ _KEYS = "keys must be str, int, float, bool or None"
 def exact(value: Any) -> Any:
     """``value`` rebuilt of exact plain types: subclasses of ``str``, ``int``, ``float``,
     ``dict``, ``list``, ``tuple``, ``set`` and the bytes-likes read through the base type's own
-    methods (never a snippet's override), tuples and sets as lists, bytes-likes as ``bytes``.
+    methods (never a snippet's override), bytes-likes as ``bytes`` (and, when marshal cannot
+    copy the value, tuples and sets as lists).
     Raises TypeError for anything else (a ``... is not plain data`` message), ValueError for a
     container that holds itself, RecursionError for one nested too deeply.
 
