@@ -16,6 +16,12 @@ from typing import Any
 from runtime.worker import _audit
 
 _TYPE_NAME = vars(type)["__name__"].__get__
+"""A class's own name, never a metaclass's ``__name__`` property."""
+
+
+def type_name(value: object) -> str:
+    """The name of ``value``'s class, read without any hook of the snippet's."""
+    return str(_TYPE_NAME(type(value)))
 
 
 def exact_copy(value: Any) -> tuple[bool, Any]:

@@ -116,6 +116,10 @@ def _table_slot(cls: type, table: int, field: int) -> ctypes.c_void_p:
     return ctypes.c_void_p.from_address(base + field)
 
 
+def _in_table(table: int, field: int) -> Callable[[type], ctypes.c_void_p]:
+    return lambda cls: _table_slot(cls, table, field)
+
+
 def _check_layout() -> None:
     """The type object's fields where this module reads and writes them, or a refusal."""
     if sys.implementation.name != "cpython" or ctypes.sizeof(ctypes.c_void_p) != 8:
@@ -154,6 +158,26 @@ def _subclasses(cls: type) -> list[type]:
                 found.append(sub)
                 todo.append(sub)
     return found
+
+
+def _install(cls: type, members: dict[str, Any]) -> None:
+    """``members`` into ``cls``'s own dict (behind its read-only proxy), the type's caches
+    told, and each function kept as one a snippet may hold."""
+    (namespace,) = gc.get_referents(vars(cls))
+    namespace.update(members)
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(cls))
+    REPAIRED.extend(getattr(member, "__func__", member) for member in members.values())
+
+
+def _repoint(
+    cls: type, slot_of: Callable[[type], ctypes.c_void_p], original: Any, generic: Any
+) -> None:
+    """``cls``'s slot, and each existing subclass's that still holds CPython's ``original``,
+    pointed at the ``generic`` one (classes made later inherit it)."""
+    for each in [cls, *_subclasses(cls)]:
+        slot = slot_of(each)
+        if slot.value == original:
+            slot.value = generic
 
 
 def repair() -> dict[str, Any]:
@@ -201,14 +225,8 @@ def repair_list_order() -> bool:
     original = _slot(list).value
     if original == generic:
         return True  # already repaired (a second call in the same process)
-    (namespace,) = gc.get_referents(vars(list))  # the type's own dict behind the proxy
-    namespace.update(_ORDERINGS)
-    ctypes.pythonapi.PyType_Modified(ctypes.py_object(list))
-    for cls in [list, *_subclasses(list)]:
-        slot = _slot(cls)
-        if slot.value == original:
-            slot.value = generic
-    REPAIRED.extend(_ORDERINGS.values())
+    _install(list, _ORDERINGS)
+    _repoint(list, _slot, original, generic)
     missed = [c for c in [list, *_subclasses(list)] if _slot(c).value == original]
     if missed or list.__lt__ is not _ORDERINGS["__lt__"]:
         raise RepairError(f"list comparison is still CPython's in {missed or [list]}")
@@ -300,38 +318,28 @@ def _bytearray_methods() -> dict[str, Any]:
         _own("__rmod__", self)
         return NotImplemented
 
-    native_hex = methods["hex"]
-
-    def hex(self: Any, *args: Any, **kwargs: Any) -> Any:
-        # CPython takes the buffer pointer, then calls len(sep): a str or bytes subclass's
-        # __len__ that empties the bytearray has the hex read freed memory (gh-143195).
-        _own("hex", self)
-        if args:
-            args = (_exact_sep(args[0]), *args[1:])
-        if "sep" in kwargs:
-            kwargs["sep"] = _exact_sep(kwargs["sep"])
-        return native_hex(self, *args, **kwargs)
-
     made = {name: _indexed(name, methods[name]) for name in _INDEXED}
     made.update({name: _affixed(name, methods[name]) for name in _AFFIXED})
-    for function in (__contains__, __mod__, __rmod__, hex):
+    for function in (__contains__, __mod__, __rmod__):
         made[function.__name__] = _named(function, function.__name__, methods[function.__name__])
+    made["hex"] = _hex(bytearray)
     return made
 
 
-def _memoryview_hex() -> Any:
-    """``memoryview.hex`` taking its separator exact: the view's ``__len__``-running separator
-    may release the view and resize its exporter (a ``BytesIO``) under the hex (gh-143195)."""
-    native = vars(memoryview)["hex"]
+def _hex(cls: type) -> Any:
+    """``cls.hex`` (bytearray's, memoryview's) taking its separator exact: CPython takes the
+    buffer pointer, then calls ``len(sep)``, and a ``str`` or ``bytes`` subclass's ``__len__``
+    may empty the buffer (or release the view and resize its exporter) under it (gh-143195)."""
+    native = vars(cls)["hex"]
 
     def hex(self: Any, *args: Any, **kwargs: Any) -> Any:
         if args:
             args = (_exact_sep(args[0]), *args[1:])
         if "sep" in kwargs:
             kwargs["sep"] = _exact_sep(kwargs["sep"])
-        return native(self, *args, **kwargs)
+        return native(self, *args, **kwargs)  # which checks self's type
 
-    hex.__name__, hex.__qualname__, hex.__module__ = "hex", "memoryview.hex", "builtins"
+    hex.__name__, hex.__qualname__, hex.__module__ = "hex", f"{cls.__name__}.hex", "builtins"
     hex.__doc__ = native.__doc__
     return hex
 
@@ -367,20 +375,11 @@ def repair_bytearray() -> None:
         return  # already repaired (a second call in the same process)
     originals = [_table_slot(bytearray, t, f).value for t, f, _ in slots]
     made = _bytearray_methods()
-    (namespace,) = gc.get_referents(vars(bytearray))
-    namespace.update(made)
-    ctypes.pythonapi.PyType_Modified(ctypes.py_object(bytearray))
-    for cls in [bytearray, *_subclasses(bytearray)]:
-        for (table, field, generic), original in zip(slots, originals, strict=True):
-            slot = _table_slot(cls, table, field)
-            if slot.value == original:
-                slot.value = generic
-    REPAIRED.extend(made.values())
-    viewed = _memoryview_hex()
-    (view_namespace,) = gc.get_referents(vars(memoryview))
-    view_namespace["hex"] = viewed
-    ctypes.pythonapi.PyType_Modified(ctypes.py_object(memoryview))
-    REPAIRED.append(viewed)
+    _install(bytearray, made)
+    for (table, field, generic), original in zip(slots, originals, strict=True):
+        _repoint(bytearray, _in_table(table, field), original, generic)
+    viewed = _hex(memoryview)
+    _install(memoryview, {"hex": viewed})
     if (
         bytearray.find is not made["find"]
         or memoryview.hex is not viewed
@@ -436,14 +435,8 @@ def repair_list_slices() -> None:
     if original == generic:
         return
     made = _list_setitem()
-    (namespace,) = gc.get_referents(vars(list))
-    namespace["__setitem__"] = made
-    ctypes.pythonapi.PyType_Modified(ctypes.py_object(list))
-    for cls in [list, *_subclasses(list)]:
-        slot = _table_slot(cls, _AS_MAPPING, _MP_ASS_SUBSCRIPT)
-        if slot.value == original:
-            slot.value = generic
-    REPAIRED.append(made)
+    _install(list, {"__setitem__": made})
+    _repoint(list, _in_table(_AS_MAPPING, _MP_ASS_SUBSCRIPT), original, generic)
     if (
         list.__setitem__ is not made
         or _table_slot(list, _AS_MAPPING, _MP_ASS_SUBSCRIPT).value != generic
@@ -463,12 +456,8 @@ def repair_deque_index() -> None:
     from runtime.worker._vetted import Deque
 
     made = vars(Deque)["index"]
-    (namespace,) = gc.get_referents(vars(collections.deque))
-    if namespace.get("index") is made:
-        return
-    namespace["index"] = made
-    ctypes.pythonapi.PyType_Modified(ctypes.py_object(collections.deque))
-    REPAIRED.append(made)
+    if vars(collections.deque).get("index") is not made:
+        _install(collections.deque, {"index": made})
 
 
 # -- zoneinfo --------------------------------------------------------------------------------
@@ -540,8 +529,4 @@ def repair_zoneinfo_clear_cache() -> None:
     native = vars(zoneinfo.ZoneInfo)["clear_cache"]
     if type(native) is classmethod:
         return  # already repaired
-    made = _clear_cache(native)
-    (namespace,) = gc.get_referents(vars(zoneinfo.ZoneInfo))
-    namespace["clear_cache"] = made
-    ctypes.pythonapi.PyType_Modified(ctypes.py_object(zoneinfo.ZoneInfo))
-    REPAIRED.append(made.__func__)
+    _install(zoneinfo.ZoneInfo, {"clear_cache": _clear_cache(native)})

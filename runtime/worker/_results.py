@@ -33,6 +33,7 @@ from typing import Any, Literal
 from runtime.worker import _audit, _variables, _wire
 from runtime.worker._channel import CallLimitError
 from runtime.worker._errors import PolicyError, ToolError
+from runtime.worker._exact import type_name
 from runtime.worker._places import unplaced
 from runtime.worker._policy import FILENAME, MAIN
 from runtime.worker._wire import (
@@ -136,14 +137,6 @@ def module_error(exc: BaseException) -> BaseException:
     if not top or found is None:
         return exc
     return NameError(f"name '{found.group(1)}' is not defined").with_traceback(traceback_of(exc))
-
-
-_TYPE_NAME = vars(type)["__name__"].__get__
-"""A class's own name, never a metaclass's ``__name__`` property."""
-
-
-def type_name(value: object) -> str:
-    return str(_TYPE_NAME(type(value)))
 
 
 def exception_error(exc: BaseException, limits: WireLimits) -> ResultError:
