@@ -54,7 +54,14 @@ from contract import MODULES, NEVER
 from runtime.worker import _audit, _guards
 from runtime.worker._places import patch_asyncio
 from runtime.worker._policy import DENIED_ATTRIBUTES
-from runtime.worker._vetted import ADOPTION, ORDERED_DICT, _marking, public, vetted_makers
+from runtime.worker._vetted import (
+    ADOPTION,
+    ORDERED_DICT,
+    _marking,
+    public,
+    public_class,
+    vetted_makers,
+)
 
 VETTED: dict[str, tuple[str, ...]] = {m: names for m, names in MODULES.items() if m != "asyncio"}
 """Modules whose facade exposes their own vetted names (``asyncio``'s is rebuilt below)."""
@@ -101,13 +108,19 @@ _PRELOADED = (
 
 
 class Facade:
-    """A read-only view of a module's vetted names."""
+    # A read-only view of a module's vetted names. Its ``__doc__`` is the module's own.
 
-    __slots__ = ("_fabric_members", "_fabric_name")
+    __slots__ = ("_fabric_doc", "_fabric_members", "_fabric_name")
 
-    def __init__(self, name: str, members: dict[str, Any]) -> None:
+    def __init__(self, name: str, members: dict[str, Any], doc: str | None = None) -> None:
         object.__setattr__(self, "_fabric_name", name)
         object.__setattr__(self, "_fabric_members", members)
+        object.__setattr__(self, "_fabric_doc", doc)
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]
+        doc: str | None = object.__getattribute__(self, "_fabric_doc")
+        return doc
 
     def __getattr__(self, attr: str) -> Any:
         members: dict[str, Any] = object.__getattribute__(self, "_fabric_members")
@@ -263,7 +276,8 @@ def _asyncio_facade() -> Facade:
         "TimeoutError": TimeoutError,
         "CancelledError": asyncio.CancelledError,
     }
-    return Facade("asyncio", {name: made[name] for name in MODULES["asyncio"]})
+    public_class(Timeout, "asyncio")
+    return Facade("asyncio", {name: made[name] for name in MODULES["asyncio"]}, asyncio.__doc__)
 
 
 _NAMED_TUPLE_PROHIBITED = frozenset(
@@ -465,7 +479,9 @@ def build_facades() -> dict[str, Facade]:
         for member, value in given.items():  # the sandbox's own, under the module's names
             if type(value) is types.FunctionType and value.__module__.startswith("runtime."):
                 public(value, member, name)
-        facades[name] = Facade(name, given)
+            elif isinstance(value, type):
+                public_class(value, name)
+        facades[name] = Facade(name, given, module.__doc__)
     return facades
 
 

@@ -324,9 +324,22 @@ ASYNC_STEPS = _async_generator_awaitables()
 generator and yields whatever it waits on (the event loop's futures)."""
 
 
-async def _awaiting(step: Any) -> Any:
-    """An async generator's step, as a coroutine: awaitable, and nothing more."""
-    return await step
+def _step_coroutine(kind: type) -> Callable[[Any], Any]:
+    async def awaiting(step: Any) -> Any:
+        """An async generator's step, as a coroutine: awaitable, and nothing more."""
+        return await step
+
+    name = kind.__name__  # what the coroutine's repr shows: async_generator_asend
+    awaiting.__code__ = awaiting.__code__.replace(co_name=name, co_qualname=name)
+    awaiting.__name__ = awaiting.__qualname__ = name
+    return awaiting
+
+
+_STEP_COROUTINES = {kind: _step_coroutine(kind) for kind in ASYNC_STEPS}
+
+
+def _awaiting(step: Any) -> Any:
+    return _STEP_COROUTINES[type(step)](step)
 
 
 class AsyncStepMethod:
@@ -340,6 +353,9 @@ class AsyncStepMethod:
 
     def __call__(self, *args: Any) -> Any:
         return _awaiting(self._method(*args))
+
+    def __repr__(self) -> str:
+        return repr(self._method)  # <built-in method asend of async_generator object at ...>
 
 
 _ASYNC_STEP_METHODS = frozenset({"asend", "athrow", "aclose"})
@@ -658,6 +674,8 @@ class Admission:
             return value
         if issubclass(value, BaseException) and value.__module__ in {"builtins", *_VETTED_MODULES}:
             return value
+        if value.__module__.startswith("runtime."):  # never name the sandbox's modules
+            raise _refuse(what, f"the class {value.__qualname__}")
         raise _refuse(what, f"the class {value.__module__}.{value.__qualname__}")
 
 

@@ -120,10 +120,38 @@ def public(func: Any, name: str, module: str) -> Any:
     """``func``, one of the sandbox's own, under the name it stands for, code included: a
     snippet's mistake (a missing argument) is told as CPython tells it (``sleep() missing 1
     required positional argument``), never naming the sandbox's wrapper."""
-    func.__code__ = func.__code__.replace(co_name=name, co_qualname=name)
-    func.__name__ = func.__qualname__ = name
-    func.__module__ = module
+    return _rename(func, name, name, module)
+
+
+def _rename(func: Any, name: str, qualname: str, module: str) -> Any:
+    func.__code__ = func.__code__.replace(co_name=name, co_qualname=qualname)
+    func.__name__, func.__qualname__, func.__module__ = name, qualname, module
     return func
+
+
+def public_class(cls: type, module: str) -> type:
+    """``cls`` (a vetted module's class) and the methods the sandbox gave it, under the names
+    they stand for: ``repr(operator.attrgetter)``, a method's repr and a wrong call's message
+    name ``operator`` and ``attrgetter.__call__``, never the sandbox's own modules."""
+    if cls.__module__.startswith("runtime."):
+        cls.__module__ = module
+    if "<locals>" in cls.__qualname__:
+        cls.__qualname__ = cls.__name__
+    for attr, member in vars(cls).items():
+        for func in _functions_of(member):
+            if func.__module__.startswith("runtime."):
+                _rename(func, attr, f"{cls.__qualname__}.{attr}", cls.__module__)
+    return cls
+
+
+def _functions_of(member: Any) -> list[types.FunctionType]:
+    """The Python functions a class member runs: itself, or what a static or class method or
+    a property wraps."""
+    if isinstance(member, (staticmethod, classmethod)):
+        member = member.__func__
+    if isinstance(member, property):
+        return [f for f in (member.fget, member.fset, member.fdel) if type(f) is types.FunctionType]
+    return [member] if type(member) is types.FunctionType else []
 
 
 _real_create_fn = dataclasses._create_fn  # type: ignore[attr-defined]

@@ -397,7 +397,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "    def __exit__(self, *exc):\n        return False\n"
             "h = T()(type)\nh(tools)",
             "policy",
-            "the class runtime.worker._channel.Namespace from outside the snippet",
+            "the class Namespace from outside the snippet",
         ),
         "a finalizer given by assignment": Refusal(
             "def fin(self):\n    pass\nclass Fin:\n    __del__ = fin",
@@ -1194,12 +1194,12 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "import functools\nclass Base:\n    pass\n"
             "functools.partial(type, 'X', (Base,))({'__add__': type})",
             "policy",
-            "the class runtime.worker._guards.X from outside the snippet",
+            "the class X from outside the snippet",
         ),
         "type called by map": Refusal(
             "class Base:\n    pass\nlist(map(type, ['X'], [(Base,)], [{'__add__': type}]))",
             "policy",
-            "the class runtime.worker._vetted.X from outside the snippet",
+            "the class X from outside the snippet",
         ),
         "a vetted metaclass called directly": Refusal(
             "import abc\nclass Base:\n    pass\nabc.ABCMeta('X', (Base,), {'__add__': type})",

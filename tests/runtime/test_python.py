@@ -570,6 +570,15 @@ CASES: dict[str, str] = {
     "list ordering of unorderable items": "[1, 'a'] < [1, 2]",
     "list ordering against another type": "[1] < (1,)",
     "list ordering called on something else": "list.__ge__(5, [])",
+    "the vetted classes name their modules": (
+        "import collections, functools, itertools, operator\n"
+        "[repr(c) for c in (operator.attrgetter, operator.itemgetter, operator.methodcaller,\n"
+        "    collections.deque, collections.defaultdict, itertools.groupby,\n"
+        "    functools.cached_property)]"
+    ),
+    "a module's docstring is its own": (
+        "import json, asyncio\n[json.__doc__.split()[:3], asyncio.__doc__.split()[:2]]"
+    ),
     "list ordering through super() and NotImplemented": (
         "class L(list):\n    def __lt__(self, other):\n        return super().__lt__(other)\n"
         "class R:\n    def __gt__(self, other):\n        return 'reflected'\n"
@@ -614,6 +623,65 @@ async def test_fabric_runs_it_as_cpython_does(fab: Fabric, name: str) -> None:
             assert result.error.message.startswith(expected[1]), result.error.message
         else:
             assert (result.error.type, result.error.message) == expected
+
+
+_STAND_INS = (
+    "g.__anext__()",
+    "g.asend(None)",
+    "g.athrow(ValueError)",
+    "g.aclose()",
+    "g.asend",
+    "collections.deque.index",
+    "operator.attrgetter('a')",
+    "asyncio.timeout(1)",
+    "asyncio.sleep",
+)
+_WRONG_CALLS = (
+    "type(object.__setattr__)",
+    "type(asyncio)",
+    "operator.attrgetter()",
+    "operator.itemgetter.__call__()",
+    "struct.Struct.__init__()",
+    "collections.deque.index(collections.deque())",
+    "collections.defaultdict.__missing__",
+    "operator.attrgetter.__call__",
+    "fractions.Fraction.__new__",
+    "itertools.groupby.__next__",
+    "struct.Struct.__init__",
+    "zoneinfo.ZoneInfo.__repr__",
+    "operator.attrgetter('a')._resolve",
+)
+SANDBOX_NAMES = (
+    "import asyncio, collections, fractions, itertools, operator, struct, zoneinfo\n"
+    "async def ag():\n    yield 1\n"
+    "g = ag()\n"
+    f"seen = [{', '.join(_STAND_INS)}]\n"
+    "shown = [repr(x) for x in seen]\n"
+    "for step in seen[:4]:\n    step.close()\n"
+    + "".join(
+        f"try:\n    {call}\nexcept Exception as e:\n    shown.append(str(e))\n"
+        for call in _WRONG_CALLS
+    )
+    + "shown"
+)
+
+
+async def test_nothing_a_snippet_sees_names_the_sandbox(fab: Fabric) -> None:
+    """The reprs of what the sandbox stands in with (async generator steps, the vetted
+    classes and their methods) and the messages of wrong calls and refusals name what the
+    snippet wrote, never the sandbox's own modules or helpers."""
+    result = await fab.exec(SANDBOX_NAMES)
+    assert result.ok, result.text
+    shown = dict(zip([*_STAND_INS, *_WRONG_CALLS], result.value, strict=True))
+    for wrote, text in shown.items():
+        assert not any(n in text for n in ("runtime", "_awaiting", "<locals>", "Deque")), (
+            wrote,
+            text,
+        )
+    assert shown["g.asend(None)"].startswith("<coroutine object async_generator_asend at ")
+    assert shown["g.aclose()"].startswith("<coroutine object async_generator_athrow at ")
+    assert shown["collections.deque.index"].startswith("<function deque.index at ")
+    assert shown["type(asyncio)"].startswith("the result of this call is the class Facade ")
 
 
 _ORDER = (
