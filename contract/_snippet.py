@@ -128,7 +128,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "tee",
         "zip_longest",
     ),
-    "json": ("loads", "dumps", "JSONDecodeError"),
+    "json": ("loads", "dumps", "JSONDecodeError", "JSONEncoder"),
     "math": tuple(name for name in dir(math) if not name.startswith("_")),
     "random": (
         "random",

@@ -784,11 +784,51 @@ def _dispatchable(cls: Any) -> bool:
     return isinstance(cls, type)
 
 
-class _HeldEncoder(json.JSONEncoder):
-    """json's Python encoder, which holds what it encodes in its own variables."""
+class JSONEncoder:  # the name json gives it
+    """``json.JSONEncoder``, always json's Python encoder, which holds what it encodes in its
+    own variables (the C one borrows them while it calls the snippet's code: see
+    :func:`dumps`). It is no subclass of json's class, so no ``super()`` reaches that class's
+    ``iterencode`` and its C path; json's own methods do the work, called on this object."""
+
+    item_separator = ", "
+    key_separator = ": "
+
+    def __init__(
+        self,
+        *,
+        skipkeys: Any = False,
+        ensure_ascii: Any = True,
+        check_circular: Any = True,
+        allow_nan: Any = True,
+        sort_keys: Any = False,
+        indent: Any = None,
+        separators: Any = None,
+        default: Any = None,
+    ) -> None:
+        _REAL_ENCODER.__init__(
+            self,  # type: ignore[arg-type]
+            skipkeys=skipkeys,
+            ensure_ascii=ensure_ascii,
+            check_circular=check_circular,
+            allow_nan=allow_nan,
+            sort_keys=sort_keys,
+            indent=indent,
+            separators=separators,
+            default=default,
+        )
+
+    def default(self, o: Any) -> Any:
+        return _REAL_ENCODER.default(self, o)  # type: ignore[arg-type]
+
+    def encode(self, o: Any) -> str:
+        return _REAL_ENCODER.encode(self, o)  # type: ignore[arg-type]
 
     def iterencode(self, o: Any, _one_shot: bool = False) -> Any:
-        return super().iterencode(o, _one_shot=False)
+        return _REAL_ENCODER.iterencode(self, o, _one_shot=False)  # type: ignore[arg-type]
+
+
+JSONEncoder.__module__ = "json.encoder"  # where CPython defines it
+_REAL_ENCODER = json.JSONEncoder
 
 
 def dumps(obj: Any, *, cls: Any = None, default: Any = None, **options: Any) -> str:
@@ -797,15 +837,17 @@ def dumps(obj: Any, *, cls: Any = None, default: Any = None, **options: Any) -> 
     subclass's ``items``, the ``default`` function), which can free them. Without ``default``
     it gets a private copy read back through ``marshal`` (which calls nothing of the
     snippet's), when marshal can make one; anything else, and what the copy cannot encode
-    (so the error is CPython's, naming the snippet's class), goes to json's Python encoder."""
-    if cls is None and default is None:
+    (so the error is CPython's, naming the snippet's class), goes to json's Python encoder
+    (:class:`JSONEncoder`, or the snippet's subclass of it)."""
+    if cls in (None, JSONEncoder) and default is None:
         copied, copy = exact_copy(obj)
         if copied:
             try:
                 return json.dumps(copy, **options)
             except TypeError:
                 pass
-    return json.dumps(obj, cls=_HeldEncoder if cls is None else cls, default=default, **options)
+    encoder: Any = JSONEncoder if cls is None else cls  # json types cls as its own class
+    return json.dumps(obj, cls=encoder, default=default, **options)
 
 
 _real_escape = re.escape
@@ -1459,6 +1501,7 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("functools", "cached_property"): cached_property,
         ("itertools", "groupby"): groupby,
         ("json", "dumps"): dumps,
+        ("json", "JSONEncoder"): JSONEncoder,
         ("functools", "singledispatch"): singledispatch,
         ("typing", "final"): _marking("typing", typing.final),
         ("typing", "runtime_checkable"): _marking("typing", typing.runtime_checkable),

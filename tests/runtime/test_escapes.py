@@ -1689,6 +1689,18 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "[text, [type(k).__name__ for k in keep if type(k) is not K]]",
         ["[[1]]", []],
     ),
+    "a JSONEncoder subclass that asks for the C encoder": (
+        "import json\nouter = []\nclass L(list):\n    def __iter__(self):\n        outer.clear()\n"
+        "        return iter([X()])\nclass X:\n    pass\nclass K(list):\n    pass\n"
+        "class Y(list):\n    pass\nkeep = []\nclass E(json.JSONEncoder):\n"
+        "    def iterencode(self, o, _one_shot=False):\n"
+        "        return super().iterencode(o, _one_shot=True)\n"
+        "    def default(self, o):\n        for i in range(200):\n            keep.append(K())\n"
+        "        return 1\nouter.append(L([1]))\ntext = json.dumps(outer, cls=E)\n"
+        "fresh = [Y() for i in range(200)]\n"
+        "[text, [type(k).__name__ for k in keep if type(k) is not K]]",
+        ["[[1]]", []],
+    ),
     "a returned value that changes under the encoder (a bytearray's __class__ read)": (
         "holder = []\nout = []\nkeep = []\nstate = []\nclass K(list):\n    pass\n"
         "class Y(list):\n    pass\nclass L(list):\n    def __iter__(self):\n"

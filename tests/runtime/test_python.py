@@ -576,6 +576,17 @@ CASES: dict[str, str] = {
         "    collections.deque, collections.defaultdict, itertools.groupby,\n"
         "    functools.cached_property)]"
     ),
+    "a json.JSONEncoder subclass": (
+        "import json, datetime\nclass E(json.JSONEncoder):\n    def __init__(self, **kw):\n"
+        "        kw['sort_keys'] = True\n        super().__init__(**kw)\n"
+        "    def default(self, o):\n        if isinstance(o, datetime.date):\n"
+        "            return o.isoformat()\n        return super().default(o)\n"
+        "out = [json.dumps({'b': datetime.date(2020, 1, 2), 'a': 1}, cls=E, indent=1)]\n"
+        "e = E()\nout += [e.encode([1, 'x']), list(e.iterencode({'k': [1]})), repr(E.__mro__[1])]\n"
+        "out.append(json.JSONEncoder(separators=(',', ':')).encode({'a': [1, 2]}))\n"
+        "try:\n    json.dumps({1, 2}, cls=E)\nexcept TypeError as x:\n    out.append(str(x))\n"
+        "out"
+    ),
     "a module's docstring is its own": (
         "import json, asyncio\n[json.__doc__.split()[:3], asyncio.__doc__.split()[:2]]"
     ),
