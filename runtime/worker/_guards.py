@@ -37,6 +37,7 @@ from runtime.worker._policy import (
     CLASS_HOOKS,
     DENIED_ATTRIBUTES,
     FILENAME,
+    METACLASS_KEYWORD,
     REFUSED_DUNDERS,
     WRITE_REFUSED,
 )
@@ -167,7 +168,7 @@ def _vetted_metaclasses() -> frozenset[type]:
 VETTED_METACLASSES = _vetted_metaclasses()
 """The metaclasses a snippet's class may get from its bases: ``type``, and those of ``abc``,
 ``enum`` and ``typing``'s protocols and typed dicts, and the sandbox's own (see
-:func:`admit_metaclass`). A snippet never names a metaclass."""
+:func:`admit_metaclass`), and the only ones a ``metaclass=`` keyword may name."""
 
 
 def admit_metaclass(meta: type) -> None:
@@ -240,7 +241,7 @@ class ClassStatement:
         return winner
 
     def __prepare__(self, name: str, bases: tuple[Any, ...], **kwargs: Any) -> Any:
-        winner = self.winner(name, bases)
+        winner = self.winner(name, bases, _named(name, kwargs.pop(METACLASS_KEYWORD, type)))
         namespace = {} if winner is type else winner.__prepare__(name, bases, **kwargs)
         namespace[_ADOPT_KEY] = _AdoptOnCreation(self._classes)
         return namespace
@@ -248,7 +249,8 @@ class ClassStatement:
     def __call__(
         self, name: str, bases: tuple[Any, ...], namespace: dict[str, Any], **kwargs: Any
     ) -> type:
-        return self.made_by(type, name, bases, namespace, **kwargs)
+        meta = _named(name, kwargs.pop(METACLASS_KEYWORD, type))
+        return self.made_by(meta, name, bases, namespace, **kwargs)
 
     def made_by(
         self, meta: type, name: str, bases: tuple[Any, ...], namespace: Any, **kwargs: Any
@@ -270,6 +272,19 @@ class ClassStatement:
             adopter.close(None)
         adopter.close(made)
         return self._classes.adopt(made)
+
+
+def _named(name: str, meta: Any) -> type:
+    """The ``metaclass=`` of class statement ``name``: one of :data:`VETTED_METACLASSES`
+    (``type``, ``abc.ABCMeta``, ``enum.EnumType``, or one a vetted base has), told by identity:
+    a snippet's object could answer ``==`` and ``hash`` as one."""
+    if any(meta is vetted for vetted in VETTED_METACLASSES):
+        return meta  # type: ignore[no-any-return]
+    shown = getattr(meta, "__name__", None) if isinstance(meta, type) else None
+    raise _deny(
+        f"class {name} with metaclass={shown or type(meta).__name__}",
+        "a class statement's metaclass is type, abc.ABCMeta or enum.EnumType",
+    )
 
 
 _DATA_DUNDERS = frozenset(

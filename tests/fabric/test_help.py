@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from contract import MODULES
 from fabric import Fabric, Limits, ProviderRegistry
 from fabric.mcp import DESCRIPTION_TOKENS, exec_description
 from fabric.providers import overview_lines
@@ -69,7 +70,7 @@ async def test_help_of_anything_else_says_what_it_takes(tmp_path: Path) -> None:
         assert result.ok, result.text
         misspelt, module, builtin, itself, shown = result.value
         assert "did you mean tools.read?" in misspelt
-        assert module == "import json (sandboxed): loads, dumps, JSONDecodeError"
+        assert module == "import json (sandboxed): " + ", ".join(MODULES["json"])
         assert "not a builtin_function_or_method" in builtin and "help()" in builtin
         assert "not a Help" in itself
         assert shown == "<help: call help() for the namespaces>"

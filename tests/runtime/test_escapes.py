@@ -304,10 +304,10 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "abc's registry": Refusal(
             "import abc\nclass A(abc.ABC):\n    pass\nA._abc_impl", "policy", "_abc_data"
         ),
-        "a metaclass of abc's by keyword": Refusal(
-            "import abc\nclass A(metaclass=abc.ABCMeta):\n    pass",
+        "a metaclass keyword naming a subclass of ABCMeta made natively": Refusal(
+            "import abc\nclass A(metaclass=type.__new__(type, 'M', (abc.ABCMeta,), {})):\n    pass",
             "policy",
-            '"metaclass" is not allowed',
+            "from outside the snippet",
         ),
         "a subclass of ABCMeta": Refusal(
             "import abc\nclass M(abc.ABCMeta):\n    pass", "policy", "metaclasses are refused"
@@ -338,8 +338,26 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "a class namespace": Refusal(
             "str.__dict__", "policy", "a class namespace from outside the snippet"
         ),
-        "a metaclass keyword": Refusal(
-            "class A(metaclass=print):\n    pass", "policy", '"metaclass" is not allowed'
+        "a metaclass keyword naming a function": Refusal(
+            "class A(metaclass=print):\n    pass",
+            "policy",
+            "a class statement's metaclass is type, abc.ABCMeta or enum.EnumType",
+        ),
+        "a metaclass keyword naming an object that compares equal to ABCMeta": Refusal(
+            "import abc\nclass Liar:\n    def __eq__(self, other):\n        return True\n"
+            "    def __hash__(self):\n        return hash(abc.ABCMeta)\n"
+            "    def __call__(self, *a, **k):\n        return 1\n"
+            "class A(metaclass=Liar()):\n    pass",
+            "policy",
+            "a class statement's metaclass is type, abc.ABCMeta or enum.EnumType",
+        ),
+        "a metaclass keyword naming a class that is not a metaclass": Refusal(
+            "class A(metaclass=dict):\n    pass",
+            "policy",
+            "class A with metaclass=dict",
+        ),
+        "a metaclass keyword spelt by the rewriting's hidden name": Refusal(
+            "class A(**{' metaclass': print}):\n    pass", "policy", "cannot be unpacked with **"
         ),
         "a subclass of type": Refusal(
             "class M(type):\n    pass", "policy", "metaclasses are refused"

@@ -304,6 +304,17 @@ CASES: dict[str, str] = {
         "X = type('X', (Base,), {'d': D(), 'v': 1})\nA = abc.ABCMeta('A', (), {'x': 2})\n"
         "class B(A):\n    pass\n[seen, X().v, type(A).__name__, B.x, isinstance(B(), A)]"
     ),
+    "a metaclass named by keyword: abc's, type and enum's": (
+        "import abc, enum\nclass Shape(metaclass=abc.ABCMeta):\n    @abc.abstractmethod\n"
+        "    def area(self):\n        ...\nclass Sq(Shape):\n    def area(self):\n"
+        "        return 4\ntry:\n    Shape()\nexcept TypeError as e:\n    err = str(e)\n"
+        "class P(metaclass=type):\n    x = 1\n"
+        "class Base:\n    def __init_subclass__(cls, tag=None, **kw):\n        cls.tag = tag\n"
+        "class T(Base, metaclass=abc.ABCMeta, tag='t'):\n    pass\n"
+        "class E(enum.Enum, metaclass=enum.EnumMeta):\n    A = 1\n"
+        "[Sq().area(), err, type(Shape).__name__, P.x, type(P).__name__, T.tag, "
+        "isinstance(Sq(), Shape), [m.name for m in E], type(E).__name__]"
+    ),
     "functools.wraps in a decorator": (
         "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a, **k):\n"
         "        return f(*a, **k) * 2\n    return inner\n@deco\ndef area(w, h):\n"
