@@ -49,6 +49,7 @@ from runtime.worker._values import (
     Admission,
     function_str,
     is_writable_record,
+    record_view,
 )
 
 # Driving a coroutine by hand would surface the futures it waits on.
@@ -851,8 +852,10 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                     f"attribute {name!r}",
                     "it is a private method of a class from outside the snippet",
                 )
-            if name == "__members__" and type(value) is types.MappingProxyType:
-                return admit_deep(dict(value), "attribute '__members__'")  # an enum's members
+            if type(value) is types.MappingProxyType and (
+                name == "__members__" or record_view(obj, value)
+            ):  # an enum's members, a dataclass's fields: a copy, not a class namespace
+                return admit_deep(dict(value), f"attribute {name!r}")
             if name == "__dict__" or outside_based(obj):
                 # a base from outside (ExitStack, Enum) sets private state of its own there
                 return admit_deep(value, f"attribute {name!r}")

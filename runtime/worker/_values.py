@@ -73,6 +73,20 @@ _REFUSED: dict[type, str] = {
 for _loop_type in (asyncio.AbstractEventLoop, asyncio.BaseEventLoop):
     _REFUSED[_loop_type] = "an event loop"
 
+RECORD_VIEWS: weakref.WeakKeyDictionary[type, types.MappingProxyType[str, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Read-only views the sandbox gave a snippet's classes (a dataclass's
+``__dataclass_fields__``): their items are the snippet's, unlike a class namespace's."""
+
+
+def record_view(obj: Any, value: Any) -> bool:
+    """Whether ``value``, read from ``obj``, is one of :data:`RECORD_VIEWS` of ``obj`` or of a
+    class it derives from."""
+    kind = obj if isinstance(obj, type) else type(obj)
+    return any(RECORD_VIEWS.get(klass) is value for klass in type.__dict__["__mro__"].__get__(kind))
+
+
 _BUILTIN_INSTANCES = frozenset(
     {
         "bytearray",

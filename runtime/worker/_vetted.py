@@ -51,7 +51,6 @@ import sys
 import types
 import typing
 import uuid
-import weakref
 import zoneinfo
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -156,11 +155,9 @@ def _functions_of(member: Any) -> list[types.FunctionType]:
 
 _real_create_fn = dataclasses._create_fn  # type: ignore[attr-defined]
 
-_MADE: weakref.WeakKeyDictionary[type, types.MappingProxyType[str, Any]] = (
-    weakref.WeakKeyDictionary()
-)
+_MADE = _values.RECORD_VIEWS
 """The dataclasses the facade made, each with the read-only view of its fields it was given:
-the only bases whose fields a new dataclass inherits."""
+the only bases whose fields a new dataclass inherits, and a view a snippet may read."""
 _BUILDING: list[frozenset[str]] = []
 """The checked field names of the dataclass the facade is building (innermost last)."""
 

@@ -630,11 +630,12 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "runtime",
             "the base B has dataclass fields that dataclasses.dataclass did not make",
         ),
-        "a forged key in a made dataclass's fields": Refusal(
+        "a forged key in a made dataclass's fields (the snippet reads a copy)": Refusal(
             MADE + f"D.__dataclass_fields__[{INJECTED!r}] = dataclasses.fields(D)[0]\n"
-            "@dataclasses.dataclass\nclass E(D):\n    y: int = 2\nrepr(E())",
-            "policy",
-            "attribute '__dataclass_fields__' is a class namespace from outside the snippet",
+            "@dataclasses.dataclass\nclass E(D):\n    y: int = 2\n"
+            "raise ValueError(repr(E()), [f.name for f in dataclasses.fields(E)])",
+            "runtime",
+            "('E(z=1, y=2)', ['z', 'y'])",
         ),
         "a made dataclass's fields replaced by a copy": Refusal(
             MADE + "fs = {f.name: f for f in dataclasses.fields(D)}\n"

@@ -315,6 +315,13 @@ CASES: dict[str, str] = {
         "[Sq().area(), err, type(Shape).__name__, P.x, type(P).__name__, T.tag, "
         "isinstance(Sq(), Shape), [m.name for m in E], type(E).__name__]"
     ),
+    "a dataclass's fields read through __dataclass_fields__": (
+        "from dataclasses import dataclass\n@dataclass\nclass A:\n    x: int\n    y: str = 's'\n"
+        "@dataclass\nclass B(A):\n    z: int = 0\n"
+        "[A.__dataclass_fields__['x'].type.__name__, list(B.__dataclass_fields__), "
+        "list(getattr(B, '__dataclass_fields__')), list(B(1).__dataclass_fields__), "
+        "B.__dataclass_fields__['y'].default]"
+    ),
     "functools.wraps in a decorator": (
         "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a, **k):\n"
         "        return f(*a, **k) * 2\n    return inner\n@deco\ndef area(w, h):\n"
