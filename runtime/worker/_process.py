@@ -323,6 +323,13 @@ async def _serve(sock: socket.socket, prepared: Prepared, kernel: Kernel, *, spa
     await link.closed
 
 
+def _unreported(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The event loop's report of a task whose exception nobody read, or of a callback that
+    raised: nobody reads the worker's stderr, and asyncio's default report formats the
+    exception, which runs the snippet's ``__str__`` or ``__repr__`` from a task's finalizer,
+    whenever the collector decides, inside the runtime's own work."""
+
+
 def _unconfined(failure: str) -> _wire.ResultMessage:
     """The answer of a worker that must not run its snippet: it could not confine itself."""
     return {
@@ -362,7 +369,9 @@ def serve(
     try:
         kernel.isolate(sock.fileno())
         sys.stdin = sys.stdout = sys.stderr = None
-        asyncio.new_event_loop().run_until_complete(_serve(sock, prepared, kernel, spare=spare))
+        loop = asyncio.new_event_loop()
+        loop.set_exception_handler(_unreported)
+        loop.run_until_complete(_serve(sock, prepared, kernel, spare=spare))
     except BaseException:
         status = 70
     finally:

@@ -212,6 +212,11 @@ def repair() -> dict[str, Any]:
         f"{ZONEINFO_WEAK_CACHE} (ZoneInfo.clear_cache on a subclass drops its cache's only "
         "reference and goes on using it): clear_cache holds it"
     )
+    repair_unicode_errors()
+    repaired.append(
+        f"{UNICODE_ERROR_STR} (the Unicode errors' str() reads object[start] for a negative "
+        "start: memory before the object): their __str__ reads it only inside the object"
+    )
     detail = f"CPython {version}; repaired in the worker: " + "; ".join(repaired)
     return {"name": "interpreter", "active": True, "detail": detail}
 
@@ -530,3 +535,83 @@ def repair_zoneinfo_clear_cache() -> None:
     if type(native) is classmethod:
         return  # already repaired
     _install(zoneinfo.ZoneInfo, {"clear_cache": _clear_cache(native)})
+
+
+# -- UnicodeError messages --------------------------------------------------------------------
+
+UNICODE_ERROR_STR = "gh-123378"
+"""CPython's issue for the Unicode errors' ``start``, which their ``__str__`` trusts."""
+
+_STR = 17 * 8  # offsetof(PyTypeObject, tp_str) on a 64-bit CPython 3.11/3.12
+_UNICODE_ERRORS = (UnicodeDecodeError, UnicodeEncodeError, UnicodeTranslateError)
+
+
+def _str_slot(cls: type) -> ctypes.c_void_p:
+    return ctypes.c_void_p.from_address(id(cls) + _STR)
+
+
+def _generic_str_slot() -> int:
+    """The ``tp_str`` of a class that defines ``__str__`` in Python."""
+
+    class Shown:
+        def __str__(self) -> str:
+            return ""
+
+    generic = _str_slot(Shown).value
+    if not generic or generic == _str_slot(object).value:
+        raise RepairError("the str slot of a Python class is not where it should be")
+    return generic
+
+
+def _bad_char(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFF:
+        return f"'\\x{code:02x}'"
+    return f"'\\u{code:04x}'" if code <= 0xFFFF else f"'\\U{code:08x}'"
+
+
+def _unicode_error_str(kind: type) -> Any:
+    """``kind.__str__`` as CPython words it, reading the one bad byte or character only when
+    ``start`` is inside the object (CPython 3.11 reads ``object[start]`` for a negative
+    ``start`` too: memory before a bytes object's text, or a str's, with an error left set).
+    The fields are read through ``kind``'s own descriptors, never a subclass's properties."""
+    fields = {name: vars(kind)[name].__get__ for name in ("object", "reason", "start", "end")}
+    encoding_of = None if kind is UnicodeTranslateError else vars(kind)["encoding"].__get__
+    sequence: Any = bytes if kind is UnicodeDecodeError else str
+    verb = {UnicodeDecodeError: "decode", UnicodeEncodeError: "encode"}.get(kind, "translate")
+
+    def __str__(self: Any, /) -> str:
+        held = fields["object"](self)
+        if held is None:  # not initialised
+            return ""
+        reason = str(fields["reason"](self))
+        codec = "" if encoding_of is None else f"'{encoding_of(self)!s}' codec "
+        start, end = fields["start"](self), fields["end"](self)
+        size = sequence.__len__(held) if isinstance(held, sequence) else -1
+        if 0 <= start < size and end == start + 1:
+            item = sequence.__getitem__(held, start)
+            bad = f"byte 0x{item:02x}" if sequence is bytes else f"character {_bad_char(item)}"
+            return f"{codec}can't {verb} {bad} in position {start}: {reason}"
+        many = "bytes" if sequence is bytes else "characters"
+        return f"{codec}can't {verb} {many} in position {start}-{end - 1}: {reason}"
+
+    __str__.__qualname__ = f"{kind.__name__}.__str__"
+    __str__.__module__ = "builtins"
+    __str__.__doc__ = vars(kind)["__str__"].__doc__
+    return __str__
+
+
+def repair_unicode_errors() -> None:
+    """The three Unicode errors' ``__str__`` check ``start`` before reading what it points at
+    (gh-123378: fixed in CPython 3.14, never backported)."""
+    _check_layout()
+    generic = _generic_str_slot()
+    for kind in _UNICODE_ERRORS:
+        original = _str_slot(kind).value
+        if original == generic:
+            continue  # already repaired
+        made = _unicode_error_str(kind)
+        _install(kind, {"__str__": made})
+        _repoint(kind, _str_slot, original, generic)
+        if kind.__str__ is not made or _str_slot(kind).value != generic:
+            raise RepairError(f"{kind.__name__}.__str__ is still CPython's")

@@ -1644,6 +1644,30 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "[len(out), out.count(b'A'), out.count(b'B'), len(fmt)]",
         [2001, 2000, 0, 0],
     ),
+    "a task's unread exception shown from its finalizer": (
+        "import asyncio\ncalls = []\nclass E(Exception):\n    def __str__(self):\n"
+        "        calls.append('str')\n        return 'e'\n    def __repr__(self):\n"
+        "        calls.append('repr')\n        return 'E()'\n"
+        "async def bad():\n    raise E()\nasync def ok():\n    await asyncio.sleep(0)\n"
+        "for c in asyncio.as_completed([ok(), bad()]):\n    break\n"
+        "for _ in range(5):\n    await asyncio.sleep(0)\ncalls",
+        [],
+    ),
+    "a Unicode error whose start is before its object (gh-123378)": (
+        "[str(UnicodeDecodeError('x', b'abc', -16, -15, 'r')), "
+        "str(UnicodeEncodeError('x', 'abc', -1, 0, 'r')), "
+        "str(UnicodeTranslateError('abc', -1, 0, 'r'))]",
+        [
+            "'x' codec can't decode bytes in position -16--16: r",
+            "'x' codec can't encode characters in position -1--1: r",
+            "can't translate characters in position -1--1: r",
+        ],
+    ),
+    "a Unicode error subclass whose start is a property": (
+        "class U(UnicodeDecodeError):\n    @property\n    def start(self):\n        return -9\n"
+        "str(U('x', b'abc', 1, 2, 'r'))",
+        "'x' codec can't decode byte 0x62 in position 1: r",
+    ),
     "a groupby key whose __eq__ advances the groupby (gh-143543)": (
         "from itertools import groupby\nstash = []\nclass Key:\n    seen = False\n"
         "    def __init__(self, first):\n        self.first = first\n"

@@ -322,6 +322,15 @@ CASES: dict[str, str] = {
         "list(getattr(B, '__dataclass_fields__')), list(B(1).__dataclass_fields__), "
         "B.__dataclass_fields__['y'].default]"
     ),
+    "the Unicode errors' messages": (
+        "out = []\nfor make in [lambda: b'a\\xffb'.decode(), lambda: 'a\\xe9'.encode('ascii'), "
+        "lambda: '\\u20ac\\U0001f600'.encode('latin-1'), "
+        "lambda: UnicodeTranslateError('a\\xe9b', 1, 2, 'why'), "
+        "lambda: UnicodeDecodeError('utf-8', b'abc', 0, 3, 'bad'), "
+        "lambda: UnicodeEncodeError('ascii', 'abc', 5, 6, 'far')]:\n"
+        "    try:\n        raise make()\n    except Exception as e:\n        out.append(str(e))\n"
+        "out"
+    ),
     "functools.wraps in a decorator": (
         "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a, **k):\n"
         "        return f(*a, **k) * 2\n    return inner\n@deco\ndef area(w, h):\n"
