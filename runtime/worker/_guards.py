@@ -41,6 +41,7 @@ from runtime.worker._policy import (
     REFUSED_DUNDERS,
     WRITE_REFUSED,
 )
+from runtime.worker._repairs import REPAIRED_METHODS
 from runtime.worker._values import (
     ASYNC_STEPS,
     PLAIN,
@@ -1137,6 +1138,15 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             if func.__objclass__ in _CONTAINERS and args:
                 return (args[0], *consuming_args(args[0], func.__name__, args[1:]))
         elif kind in _BOUND_KINDS and type(func.__self__) in _CONTAINERS:
+            return consuming_args(func.__self__, func.__name__, args)
+        elif kind is types.FunctionType:
+            if func in REPAIRED_METHODS and args and type(args[0]) in _CONTAINERS:
+                return (args[0], *consuming_args(args[0], func.__name__, args[1:]))
+        elif (  # a bound repaired method: f = items.update
+            kind is types.MethodType
+            and func.__func__ in REPAIRED_METHODS
+            and type(func.__self__) in _CONTAINERS
+        ):
             return consuming_args(func.__self__, func.__name__, args)
         return args
 

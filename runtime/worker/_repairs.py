@@ -102,6 +102,9 @@ _ORDERINGS = {
 REPAIRED: list[object] = []
 """The functions the repairs put in place of CPython's: a snippet may hold them (``list.__lt__``,
 ``super().__lt__`` in a list subclass), as it held the originals."""
+REPAIRED_METHODS: set[object] = set()
+"""The same functions, to tell one in a single lookup (``f = items.update; f(it)`` iterates
+``it`` through the guard, as CPython's method would)."""
 
 
 def _slot(cls: type) -> ctypes.c_void_p:
@@ -166,7 +169,9 @@ def _install(cls: type, members: dict[str, Any]) -> None:
     (namespace,) = gc.get_referents(vars(cls))
     namespace.update(members)
     ctypes.pythonapi.PyType_Modified(ctypes.py_object(cls))
-    REPAIRED.extend(getattr(member, "__func__", member) for member in members.values())
+    made = [getattr(member, "__func__", member) for member in members.values()]
+    REPAIRED.extend(made)
+    REPAIRED_METHODS.update(made)
 
 
 def _repoint(
@@ -211,6 +216,12 @@ def repair() -> dict[str, Any]:
         "time types): TZif data is checked before the loader reads it; "
         f"{ZONEINFO_WEAK_CACHE} (ZoneInfo.clear_cache on a subclass drops its cache's only "
         "reference and goes on using it): clear_cache holds it"
+    )
+    repair_set_growth()
+    repaired.append(
+        f"{SET_GROWTH} (set.add counts an item twice when the item's __eq__ adds to the set, "
+        "gh-139071: clear and dealloc then walk past the table): a set refuses to grow while "
+        "it is adding"
     )
     repair_unicode_errors()
     repaired.append(
@@ -615,3 +626,109 @@ def repair_unicode_errors() -> None:
         _repoint(kind, _str_slot, original, generic)
         if kind.__str__ is not made or _str_slot(kind).value != generic:
             raise RepairError(f"{kind.__name__}.__str__ is still CPython's")
+
+
+# -- set growth -------------------------------------------------------------------------------
+
+SET_GROWTH = "gh-141805"
+"""CPython's issue for ``set.add`` counting an item twice when the item's ``__eq__`` adds to
+the set (gh-139071: the count then walks ``clear`` and ``dealloc`` past the table)."""
+
+_INIT = 37 * 8  # offsetof(PyTypeObject, tp_init) on a 64-bit CPython 3.11/3.12
+_NB_INPLACE_XOR, _NB_INPLACE_OR = 27 * 8, 28 * 8  # their nb_inplace_xor and nb_inplace_or
+_GROWERS = ("add", "update", "symmetric_difference_update", "__init__", "__ior__", "__ixor__")
+_GROWING: set[int] = set()
+"""The ids of the sets a grower is adding to right now (ints: adding one runs nothing)."""
+_mark, _unmark = vars(set)["add"], vars(set)["discard"]  # CPython's, taken before the repair
+
+
+def _regrowth(name: str) -> RuntimeError:
+    return RuntimeError(
+        f"set.{name}() on a set that is still adding an item (the item's __eq__, or the "
+        f"iterable that fills the set, reached it): CPython 3.11 would count an item twice "
+        f"and corrupt the set ({SET_GROWTH})"
+    )
+
+
+def _named_for_set(method: Any, name: str, native: Any) -> Any:
+    method.__name__, method.__qualname__ = name, f"set.{name}"
+    method.__module__, method.__doc__ = "builtins", native.__doc__
+    return method
+
+
+def _grower(name: str, native: Any) -> Any:
+    # CPython 3.11's set_add_entry remembers a free slot, compares the item with one of the
+    # same hash (running its __eq__), then fills the slot and counts the item: if that __eq__
+    # added to the set, the slot was filled and counted already
+    def method(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        key = id(self)
+        if key in _GROWING:
+            raise _regrowth(name)
+        _mark(_GROWING, key)
+        try:
+            return native(self, *args, **kwargs)
+        finally:
+            _unmark(_GROWING, key)
+
+    return _named_for_set(method, name, native)
+
+
+def _adder(native: Any) -> Any:
+    def add(self: Any, item: Any, /) -> None:  # the common one, without packing its arguments
+        key = id(self)
+        if key in _GROWING:
+            raise _regrowth("add")
+        _mark(_GROWING, key)
+        try:
+            native(self, item)
+        finally:
+            _unmark(_GROWING, key)
+
+    return _named_for_set(add, "add", native)
+
+
+def _generic_growth_slots() -> tuple[int, int, int]:
+    """The ``tp_init``, ``nb_inplace_or`` and ``nb_inplace_xor`` of a class that defines
+    ``__init__``, ``__ior__`` and ``__ixor__`` in Python."""
+
+    class Grows:
+        def __init__(self) -> None:
+            pass
+
+        def __ior__(self, other: object) -> object:
+            return NotImplemented
+
+        def __ixor__(self, other: object) -> object:
+            return NotImplemented
+
+    found = (
+        ctypes.c_void_p.from_address(id(Grows) + _INIT).value,
+        _table_slot(Grows, _AS_NUMBER, _NB_INPLACE_OR).value,
+        _table_slot(Grows, _AS_NUMBER, _NB_INPLACE_XOR).value,
+    )
+    if not all(found) or found[0] == ctypes.c_void_p.from_address(id(object) + _INIT).value:
+        raise RepairError("the init and in-place slots of a Python class are not where expected")
+    return found  # type: ignore[return-value]
+
+
+def repair_set_growth() -> None:
+    """Every way into an existing set's growth (its methods, ``set(...)``'s init, ``|=`` and
+    ``^=``) refuses a set it is already adding to; a new set being filled natively (a display,
+    a comprehension, ``a | b``) is reachable by nothing until it is made."""
+    _check_layout()
+    init, ior, ixor = _generic_growth_slots()
+    slots: tuple[tuple[Callable[[type], ctypes.c_void_p], int], ...] = (
+        (lambda cls: ctypes.c_void_p.from_address(id(cls) + _INIT), init),
+        (_in_table(_AS_NUMBER, _NB_INPLACE_OR), ior),
+        (_in_table(_AS_NUMBER, _NB_INPLACE_XOR), ixor),
+    )
+    if all(slot_of(set).value == generic for slot_of, generic in slots):
+        return  # already repaired
+    originals = [slot_of(set).value for slot_of, _ in slots]
+    made = {name: _grower(name, vars(set)[name]) for name in _GROWERS}
+    made["add"] = _adder(vars(set)["add"])
+    _install(set, made)
+    for (slot_of, generic), original in zip(slots, originals, strict=True):
+        _repoint(set, slot_of, original, generic)
+    if set.add is not made["add"] or any(s(set).value != g for s, g in slots):
+        raise RepairError("set growth is still CPython's")

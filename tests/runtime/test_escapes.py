@@ -1580,6 +1580,19 @@ EMPTIED_BYTES = (
     "data = bytearray()\ndef fill():\n    data[:] = b'x' * 4096\nfill()\nclass I:\n"
     "    def __index__(self):\n        data.clear()\n        return 0\n"
 )
+GROWING = (
+    "tasks = set()\nout = []\nclass Dummy:\n    def __hash__(self):\n        return 0\n"
+    "grow = tasks.update\nclass T:\n    counter = 0\n    def __init__(self, how):\n"
+    "        self.how = how\n    def __hash__(self):\n        return 0\n"
+    "    def __eq__(self, other):\n        if T.counter < 1:\n            T.counter += 1\n"
+    "            if self.how == 'held':\n                grow([self])\n"
+    "            elif self.how == 'mapped':\n                list(map(grow, [[self]]))\n"
+    "            elif self.how in ('ixor', 'update'):\n                tasks.update([self])\n"
+    "            else:\n                tasks.add(self)\n        return False\n"
+    "tasks.add(Dummy())\ntasks.add(Dummy())\ntasks.pop()\n"
+)
+"""A set holding a dummy slot before an item of the same hash: adding an item whose
+``__eq__`` adds to the set filled the slot twice in CPython 3.11 (gh-141805)."""
 REENTRANT: dict[str, tuple[str, object]] = {
     "an array item whose __index__ empties the array": (
         SHRINKING + "try:\n    a[50] = I()\nexcept IndexError as e:\n    m = str(e)\nm",
@@ -1652,6 +1665,21 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "for c in asyncio.as_completed([ok(), bad()]):\n    break\n"
         "for _ in range(5):\n    await asyncio.sleep(0)\ncalls",
         [],
+    ),
+    "a set item whose __eq__ adds to the set it is being added to (gh-141805)": (
+        GROWING + "for how in ['add', 'ior', 'ixor', 'init', 'update', 'held', 'mapped']:\n"
+        "    T.counter = 0\n    t = T(how)\n    try:\n"
+        "        if how == 'add':\n            tasks.add(t)\n"
+        "        elif how == 'ior':\n            tasks |= {t}\n"
+        "        elif how == 'ixor':\n            tasks ^= {t}\n"
+        "        elif how == 'init':\n            set.__init__(tasks, [Dummy(), t])\n"
+        "        else:\n            tasks.symmetric_difference_update({t})\n"
+        "    except RuntimeError as e:\n        out.append(str(e).split()[0])\n"
+        "[out, len(tasks) == len(list(tasks))]",
+        [
+            [*("set.add()", "set.add()", "set.update()", "set.add()"), *["set.update()"] * 3],
+            True,
+        ],
     ),
     "a Unicode error whose start is before its object (gh-123378)": (
         "[str(UnicodeDecodeError('x', b'abc', -16, -15, 'r')), "

@@ -331,6 +331,15 @@ CASES: dict[str, str] = {
         "    try:\n        raise make()\n    except Exception as e:\n        out.append(str(e))\n"
         "out"
     ),
+    "a set grown every way": (
+        "s = set()\ns.add(1)\ns |= {2}\ns ^= {3}\ns.update([4], (5,))\n"
+        "s.symmetric_difference_update({6})\nf = s.update\nf(x for x in [7, 8])\n"
+        "set.update(s, iter([9]))\nclass S(set):\n    def add(self, x):\n"
+        "        super().add(x * 10)\nt = S([1])\nt.add(2)\nseen = set()\nseen_add = seen.add\n"
+        "dedup = [x for x in [1, 2, 1, 3] if not (x in seen or seen_add(x))]\n"
+        "try:\n    s |= [1]\nexcept TypeError as e:\n    err = str(e)\n"
+        "[sorted(s), sorted(t), dedup, err, set.add.__name__]"
+    ),
     "functools.wraps in a decorator": (
         "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a, **k):\n"
         "        return f(*a, **k) * 2\n    return inner\n@deco\ndef area(w, h):\n"

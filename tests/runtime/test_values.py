@@ -18,7 +18,14 @@ from typing import Any
 
 import pytest
 
-from runtime.worker import Admission, PolicyError, SnippetClasses, compile_snippet, make_guards
+from runtime.worker import (
+    Admission,
+    PolicyError,
+    SnippetClasses,
+    _repairs,
+    compile_snippet,
+    make_guards,
+)
 
 
 def _frame() -> types.FrameType:
@@ -370,6 +377,23 @@ def test_a_plain_container_method_called_as_a_function_iterates_through_the_guar
     items: list[Any] = []
     guarded_call(list.extend, items, iter([1, 2]))
     assert items == [1, 2]
+
+
+def test_a_repaired_container_method_called_as_a_function_iterates_through_the_guard() -> None:
+    """The worker's repaired methods are Python functions (``set.update`` holds the set while
+    it grows): called as functions, bound or not, they iterate through the guard too."""
+    made = _repairs._grower("update", vars(set)["update"])
+    _repairs.REPAIRED_METHODS.add(made)  # as the repair installs it
+    guarded_call, _, call1 = _guards().call
+    held = set()
+    for call in (
+        lambda: guarded_call(made, held, _foreign_items()),
+        lambda: call1(types.MethodType(made, held), _foreign_items()),
+    ):
+        with pytest.raises(PolicyError, match="an item is a module"):
+            call()
+    guarded_call(made, held, iter([1, 2]))
+    assert held == {1, 2}
 
 
 def test_a_list_slice_assignment_takes_guarded_items() -> None:
