@@ -70,6 +70,12 @@ class Formats:
             return formatter.vformat(str(template), (), mapping)
 
         self.unbound = {"format": format, "format_map": format_map}
+        for name, method in self.unbound.items():  # named as the methods they stand for
+            method.__code__ = method.__code__.replace(co_name=name, co_qualname=f"str.{name}")
+            method.__qualname__, method.__module__ = f"str.{name}", "builtins"
 
     def bound(self, template: str, method: str) -> BoundFormat:
         return BoundFormat(self.formatter, template, method == "format_map")
+
+
+BoundFormat.__module__ = "builtins"  # 'x'.format.__module__, as CPython's bound method has it

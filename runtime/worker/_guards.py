@@ -19,6 +19,7 @@ from __future__ import annotations
 import _io
 import array
 import collections
+import dis
 import functools
 import itertools
 import json
@@ -244,6 +245,7 @@ class ClassStatement:
 
     def __prepare__(self, name: str, bases: tuple[Any, ...], **kwargs: Any) -> Any:
         winner = self.winner(name, bases, _named(name, kwargs.pop(METACLASS_KEYWORD, type)))
+        _public_keywords(name, kwargs)
         namespace = {} if winner is type else winner.__prepare__(name, bases, **kwargs)
         namespace[_ADOPT_KEY] = _AdoptOnCreation(self._classes)
         return namespace
@@ -261,6 +263,7 @@ class ClassStatement:
         called by the snippet), made as a class statement makes it."""
         if type(bases) is not tuple or not isinstance(namespace, dict):
             raise TypeError(f"{meta.__name__}() takes a name, a tuple of bases and a dict")
+        _public_keywords(name, kwargs)
         winner = self.winner(name, bases, meta)
         adopter = namespace.get(_ADOPT_KEY)
         if type(adopter) is not _AdoptOnCreation:  # type(...): not prepared by __prepare__
@@ -268,12 +271,28 @@ class ClassStatement:
             namespace = {_ADOPT_KEY: adopter, **namespace}
         check_namespace(name, namespace)
         check_finalized(name, bases, namespace)
+        for base in bases:
+            for key in namespace:
+                if type(key) is str:
+                    _check_state(base, key, self._classes.defined, f"class {name}")
         try:
             made: type = winner(name, bases, namespace, **kwargs)
         finally:
             adopter.close(None)
         adopter.close(made)
         return self._classes.adopt(made)
+
+
+def _public_keywords(name: str, keywords: dict[str, Any]) -> None:
+    """A class statement's keywords (those ``__init_subclass__`` takes) are public names: one
+    starting with ``_`` is a private switch of a class from outside (enum's ``_simple`` skips
+    making the class's own member maps, so it writes into its base's; typing's ``_root``)."""
+    private = sorted(key for key in keywords if key.startswith("_"))
+    if private:
+        raise _deny(
+            f"class {name}'s keyword {private[0]}=",
+            "class keywords starting with _ switch the internals of a class from outside",
+        )
 
 
 def _named(name: str, meta: Any) -> type:
@@ -441,10 +460,15 @@ class _ClassWrites:
     def __setattr__(self, name: str, value: Any) -> None:
         cls = object.__getattribute__(self, "_cls")
         check_finalized(cls.__name__, (cls,), (name,))
+        if _RUNNING:
+            _check_state(cls, name, _RUNNING[-1].defined)
         setattr(cls, name, check_class_value(cls.__name__, name, value))
 
     def __delattr__(self, name: str) -> None:
-        delattr(object.__getattribute__(self, "_cls"), name)
+        cls = object.__getattribute__(self, "_cls")
+        if _RUNNING:
+            _check_state(cls, name, _RUNNING[-1].defined)
+        delattr(cls, name)
 
 
 class _PatternClass(type):
@@ -660,6 +684,10 @@ def _check_slots(name: str, slots: Any) -> None:
 _LEAVES = frozenset({str, int, float, bool, type(None), bytes, complex})
 _MUTABLE = frozenset({dict, list, set})
 """Plain data without parts."""
+_SHAREABLE = frozenset({dict, list, set, tuple})
+"""Plain containers that are, or may hold, what a class shares with every instance."""
+_NAMESPACE: Callable[[type], Any] = vars(type)["__dict__"].__get__
+"""A class's own namespace, read past any ``__dict__`` a metaclass could answer with."""
 
 
 def _detached(value: Any) -> Any:
@@ -672,6 +700,70 @@ def _detached(value: Any) -> Any:
     if kind in _MUTABLE or kind is tuple:
         return kind(type(v)(v) if type(v) in _MUTABLE else v for v in value)
     return value
+
+
+_STATE_OF: weakref.WeakKeyDictionary[type, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def outside_state(kind: type, defined: Callable[[type], bool]) -> dict[str, str]:
+    """The private names (not dunders, nor ``_sunder_`` names) that the code of ``kind``'s
+    classes from outside sets or deletes on their instances, each with the class whose code it
+    is: the
+    facade ``OrderedDict``'s links, ``ExitStack``'s callbacks, ``ZoneInfo``'s caches. That
+    code trusts what it finds there (it writes attributes onto a link's neighbours), so a
+    snippet's subclass never sets them."""
+    known = _STATE_OF.get(kind)
+    if known is None:
+        known = {}
+        for klass in _MRO(kind):
+            if klass.__module__ != "builtins" and not defined(klass):
+                for name in _names_used(klass):
+                    known.setdefault(name, klass.__name__)
+        _STATE_OF[kind] = known
+    return known
+
+
+def _names_used(klass: type) -> set[str]:
+    codes = [
+        func.__code__
+        for member in _NAMESPACE(klass).values()
+        for func in (
+            getattr(member, "__func__", member),
+            *(getattr(member, part, None) for part in ("fget", "fset", "fdel", "func")),
+        )
+        if type(func) is types.FunctionType
+    ]
+    found: set[str] = set()
+    while codes:
+        code = codes.pop()
+        found.update(
+            op.argval
+            for op in dis.get_instructions(code)
+            if op.opname in _STATE_WRITES and _private_state(op.argval)
+        )
+        codes.extend(c for c in code.co_consts if type(c) is types.CodeType)
+    return found
+
+
+_STATE_WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
+
+
+def _private_state(name: str) -> bool:
+    """``_x`` or ``_C__x``, not a dunder, nor an enum-style ``_sunder_`` name (``_value_``,
+    ``_missing_``: what enum asks a subclass to set or define)."""
+    return name[:1] == "_" and not name.endswith("_")
+
+
+def _check_state(
+    kind: type, name: str, defined: Callable[[type], bool], holder: str | None = None
+) -> None:
+    owner = outside_state(kind, defined).get(name) if name[:1] == "_" else None
+    if owner is not None:
+        raise _deny(
+            f"writing attribute {name!r} of {holder or kind.__name__}",
+            f"it is private state of {owner}, a class from outside the snippet, whose code "
+            "trusts it",
+        )
 
 
 def _plain_parts(item: Any) -> list[Any]:
@@ -805,7 +897,14 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if isinstance(obj, BaseException):  # what an exception carries came from anywhere
             return admit_deep(value, f"attribute {name!r} of {type(obj).__name__}")
         if type(value) in PLAIN:
-            if type(value) in _LEAVES or classes.owns(obj):
+            if type(value) in _LEAVES:
+                return value
+            owned = classes.owns(obj)
+            if (owned or is_writable_record(obj)) and shared(obj, name, value):
+                # a class attribute of a base from outside (TextWrapper's translation table):
+                # every instance in the worker shares it, so the snippet reads a copy
+                return plain_deep(_detached(value), f"attribute {name!r}")
+            if owned:
                 return value
             if type(value) in _MUTABLE and not is_writable_record(obj):
                 value = type(value)(value)  # a copy: the object's own table stays its own
@@ -816,6 +915,17 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             # a record's read-only mapping (a pattern's groupindex), not a class namespace
             return admit_deep(dict(value), f"attribute {name!r}")
         return admit(value, f"attribute {name!r}")
+
+    def shared(obj: Any, name: str, value: Any) -> bool:
+        """Whether ``value``, read as ``obj.name`` from the snippet's own object or class or a
+        record, is a container a class from outside holds as a class attribute."""
+        if type(value) not in _SHAREABLE or (classes.owns(obj) and not outside_based(obj)):
+            return False
+        kind = obj if isinstance(obj, type) else type(obj)
+        return any(
+            not classes.defined(klass) and _NAMESPACE(klass).get(name) is value
+            for klass in _MRO(kind)
+        )
 
     based: dict[type, bool] = {}
 
@@ -857,9 +967,17 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                 name == "__members__" or record_view(obj, value)
             ):  # an enum's members, a dataclass's fields: a copy, not a class namespace
                 return admit_deep(dict(value), f"attribute {name!r}")
+            if (
+                name == "__dict__"
+                and not isinstance(obj, type)
+                and outside_state(type(obj), classes.defined)
+            ):  # what a base from outside keeps there (ExitStack's callbacks) is not replaced
+                return admit_deep(dict(value), "attribute '__dict__'")
             if name == "__dict__" or outside_based(obj):
-                # a base from outside (ExitStack, Enum) sets private state of its own there
-                return admit_deep(value, f"attribute {name!r}")
+                # a base from outside (ExitStack, Enum) sets private state of its own there,
+                # and its class attributes (ZoneInfo's caches) are shared: those are copies
+                held = _detached(value) if shared(obj, name, value) else value
+                return admit_deep(held, f"attribute {name!r}")
             return value if type(value) in PLAIN else admit(value, f"attribute {name!r}")
         if name not in SAFE_DUNDERS:
             if type(obj) is super:  # super()._helper(): the snippet's own parent method
@@ -1241,6 +1359,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if isinstance(obj, type):
             raise _deny(f"writing to {getattr(obj, '__name__', type(obj).__name__)}", "read-only")
         if classes.owns_instance(obj):
+            if name is not None and outside_based(obj):
+                _check_state(type(obj), name, classes.defined)
             return obj
         if is_writable_record(obj):  # decimal.Context, TextWrapper...: the worker's own copies
             if name is not None and name.startswith("_"):

@@ -73,3 +73,6 @@ def _key(target: Any) -> str | None:
         name: str = object.__getattribute__(target, "_fabric_name")
         return name
     return None
+
+
+Help.__module__ = "builtins"  # as the builtin it stands for

@@ -372,6 +372,9 @@ class AsyncStepMethod:
         return repr(self._method)  # <built-in method asend of async_generator object at ...>
 
 
+AsyncStepMethod.__module__ = "builtins"  # as the bound method it stands for
+
+
 _ASYNC_STEP_METHODS = frozenset({"asend", "athrow", "aclose"})
 
 

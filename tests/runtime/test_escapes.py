@@ -1368,6 +1368,58 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "__match_args__ naming a frame's attribute": Refusal(
             "class M:\n    __match_args__ = ('f_back',)", "policy", INTERNALS
         ),
+        "a subclass's write of an outside base's private state (OrderedDict's links)": Refusal(
+            "import collections, json\nclass O(collections.OrderedDict):\n    pass\n"
+            "class L:\n    pass\no = O(k=0)\nlk = L()\nlk.prev, lk.next = PolicyError, json.dumps\n"
+            "o._OrderedDict__map = {'k': lk}\ndel o['k']",
+            "policy",
+            "'_OrderedDict__map' of O is not allowed: it is private state of OrderedDict",
+        ),
+        "an outside base's private state set on the subclass itself": Refusal(
+            "import collections\nclass O(collections.OrderedDict):\n    pass\n"
+            "O._OrderedDict__root = 1",
+            "policy",
+            "it is private state of OrderedDict",
+        ),
+        "an outside base's private state in a class body": Refusal(
+            "import collections\nclass O(collections.OrderedDict):\n    _OrderedDict__root = 1",
+            "policy",
+            "'_OrderedDict__root' of class O is not allowed",
+        ),
+        "ExitStack's callbacks replaced by a list the snippet reads": Refusal(
+            "import contextlib\nclass X(contextlib.ExitStack):\n    pass\nx = X()\n"
+            "x._exit_callbacks = []",
+            "policy",
+            "it is private state of _BaseExitStack",
+        ),
+        "ExitStack's callbacks replaced through setattr": Refusal(
+            "import contextlib\nclass X(contextlib.ExitStack):\n    pass\n"
+            "object.__setattr__(X(), '_exit_callbacks', [])",
+            "policy",
+            "it is private state of _BaseExitStack",
+        ),
+        "ExitStack's callbacks replaced through vars (a copy)": Refusal(
+            "import contextlib\nclass X(contextlib.ExitStack):\n    pass\nx = X()\nlst = []\n"
+            "vars(x)['_exit_callbacks'] = lst\nx.__dict__['_exit_callbacks'] = lst\n"
+            "x.callback(len, 'a')\nraise ValueError(len(lst))",
+            "runtime",
+            "0",
+        ),
+        "enum's _simple keyword, sharing Enum's member maps": Refusal(
+            "import enum\nclass E(enum.Enum, _simple=True):\n    pass",
+            "policy",
+            "class E's keyword _simple= is not allowed",
+        ),
+        "enum's _simple keyword through type()": Refusal(
+            "import enum\ntype('F', (enum.Flag,), {'_member_map_': {}}, _simple=True)",
+            "policy",
+            "class F's keyword _simple= is not allowed",
+        ),
+        "typing's _root keyword": Refusal(
+            "import typing\nclass T(typing.TypeVar, _root=True):\n    pass",
+            "policy",
+            "class T's keyword _root= is not allowed",
+        ),
         "__match_args__ rewritten after the class was made": Refusal(
             "class M:\n    __match_args__ = ('x',)\nM.__match_args__ = ('__dict__',)",
             "policy",
@@ -1910,6 +1962,26 @@ async def test_the_defaults_of_a_function_from_outside_are_a_copy(fab: Fabric) -
     result = await fab.exec(code)
     assert result.ok, result.text
     assert result.value == ['{"a": 1}', None]
+
+
+async def test_a_class_attribute_of_a_base_from_outside_is_a_copy(fab: Fabric) -> None:
+    """What a class from outside holds as a class attribute is shared by every instance in
+    the worker (TextWrapper's translation table, ZoneInfo's caches, NormalDist's slots): a
+    snippet reads it, through an instance, a record or its own subclass, as a copy."""
+    code = (
+        "import textwrap, statistics, zoneinfo, datetime\n"
+        "w = textwrap.TextWrapper(width=40)\nw.unicode_whitespace_trans[ord(' ')] = ord('#')\n"
+        "class T(textwrap.TextWrapper):\n    pass\nT.unicode_whitespace_trans[9] = 88\n"
+        "class N(statistics.NormalDist):\n    pass\nN.__slots__['x'] = 'y'\n"
+        "class Z(zoneinfo.ZoneInfo):\n    pass\n"
+        "Z._zones['UTC'] = datetime.timezone(datetime.timedelta(hours=13), 'FAKE')\n"
+        "Z._files['Mars/Olympus'] = Z._files['UTC']\n"
+        "[textwrap.fill('a b\\tc'), 'x' in statistics.NormalDist.__slots__, "
+        "repr(zoneinfo.ZoneInfo('UTC')), 'Mars/Olympus' in zoneinfo.available_timezones()]"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.value == ["a b     c", False, "zoneinfo.ZoneInfo(key='UTC')", False]
 
 
 async def test_the_standard_library_never_hands_its_tables_to_a_snippet(fab: Fabric) -> None:

@@ -673,6 +673,12 @@ async def test_fabric_runs_it_as_cpython_does(fab: Fabric, name: str) -> None:
 
 
 _STAND_INS = (
+    "str.format",
+    "'x'.format",
+    "getattr",
+    "vars",
+    "map",
+    "sorted",
     "g.__anext__()",
     "g.asend(None)",
     "g.athrow(ValueError)",
@@ -703,8 +709,8 @@ SANDBOX_NAMES = (
     "async def ag():\n    yield 1\n"
     "g = ag()\n"
     f"seen = [{', '.join(_STAND_INS)}]\n"
-    "shown = [repr(x) for x in seen]\n"
-    "for step in seen[:4]:\n    step.close()\n"
+    "shown = [repr(x) + ' ' + str(getattr(x, '__module__', '')) for x in seen]\n"
+    "for step in seen[6:10]:\n    step.close()\n"
     + "".join(
         f"try:\n    {call}\nexcept Exception as e:\n    shown.append(str(e))\n"
         for call in _WRONG_CALLS
