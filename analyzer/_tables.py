@@ -66,7 +66,9 @@ SCALAR_METHODS = frozenset(
         "isidentifier",
     ]
 )
-MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault"})
+MUTATORS = frozenset(
+    {"append", "extend", "insert", "add", "update", "setdefault", "put", "put_nowait"}
+)
 PRESERVING_BUILTINS = frozenset(
     {"sorted", "reversed", "list", "tuple", "set", "frozenset", "dict", "iter", "enumerate"}
 )
@@ -101,6 +103,7 @@ MODULE_FUNCTIONS: dict[str, str] = {
     "textwrap.shorten": "shorten",
     "asyncio.gather": "gather",
     "asyncio.wait_for": "first",
+    "asyncio.create_task": "first",
     "asyncio.sleep": "clean",
     "itertools.chain": "chain",
     "itertools.chain.from_iterable": "chain",

@@ -26,8 +26,20 @@ MODULES: dict[str, tuple[str, ...]] = {
         "wait_for",
         "timeout",
         "as_completed",
+        "create_task",
+        "TaskGroup",
+        "Semaphore",
+        "BoundedSemaphore",
+        "Lock",
+        "Event",
+        "Queue",
+        "PriorityQueue",
+        "LifoQueue",
         "TimeoutError",
         "CancelledError",
+        "InvalidStateError",
+        "QueueEmpty",
+        "QueueFull",
     ),
     "base64": (
         "b64encode",
@@ -470,7 +482,9 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
 }
 """The modules a snippet may import, each with the only names its facade exposes. ``asyncio``
-is rebuilt from small wrappers, so no task, future or loop ever reaches a snippet. What the
+is rebuilt from small wrappers (a task is a handle that shows its state; the locks, events
+and queues hold asyncio's own out of reach), so no task, future or loop ever reaches a
+snippet. What the
 others leave out on purpose: ``typing.get_type_hints`` (it evaluates strings),
 ``string.Formatter`` (it resolves attribute paths unguarded), ``time.sleep`` (use
 ``await asyncio.sleep``), ``io``'s files (only the in-memory ``StringIO`` and ``BytesIO``);

@@ -4,9 +4,19 @@ shows in a snippet (``fabric.providers.overview_lines``)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from contract import MODULES, REFUSED_BUILTINS
 from fabric.providers import ProviderRegistry, overview_lines
 from runtime import IMAGE_TYPES, MAX_MEDIUM_BYTES
+
+_ASYNCIO_ERRORS = frozenset(
+    name
+    for name in MODULES["asyncio"]
+    if isinstance(getattr(asyncio, name, None), type)
+    and issubclass(getattr(asyncio, name), BaseException)
+)
+"""asyncio's exception classes, left out of the description by name: a model knows them."""
 
 DESCRIPTION_TOKENS = 900
 """The most the fabric_exec description may cost the model (a test holds it to this)."""
@@ -21,8 +31,8 @@ def exec_description(registry: ProviderRegistry, threshold: int) -> str:
         "slice, summarize) and return only that. Imports: "
         + ", ".join(name for name in MODULES if name != "asyncio")
         + ", and asyncio ("
-        + ", ".join(MODULES["asyncio"])
-        + "). Not there: "
+        + ", ".join(name for name in MODULES["asyncio"] if name not in _ASYNCIO_ERRORS)
+        + " and its errors). Not there: "
         + ", ".join(REFUSED_BUILTINS[:9])
         + ". "
         "A failing call raises ToolError (.code, .message).",

@@ -174,6 +174,17 @@ VETTED_METACLASSES = _vetted_metaclasses()
 :func:`admit_metaclass`), and the only ones a ``metaclass=`` keyword may name."""
 
 
+FINAL_CLASSES: set[type] = set()
+"""The sandbox's classes a snippet's class may not derive from (see :func:`final_class`)."""
+
+
+def final_class(cls: type) -> type:
+    """Make ``cls`` final to snippets, as CPython's ``bool`` is to everyone: a class statement,
+    ``type()`` or a maker with it among its bases' classes gets CPython's TypeError."""
+    FINAL_CLASSES.add(cls)
+    return cls
+
+
 def admit_metaclass(meta: type) -> None:
     """Let a class statement's bases give it ``meta``, a metaclass the sandbox defines (the
     facade's ``typing.NamedTuple``)."""
@@ -229,6 +240,11 @@ class ClassStatement:
         for base in bases:
             if not isinstance(base, type):
                 raise _deny(f"class {name} with base {base!r}", "bases must be classes")
+            final = next((k for k in _MRO(base) if k in FINAL_CLASSES), None)
+            if final is not None:
+                raise TypeError(
+                    f"type '{final.__module__}.{final.__name__}' is not an acceptable base type"
+                )
             if issubclass(base, type):
                 raise _deny(f"class {name} deriving from type", "metaclasses are refused")
             meta = type(base)

@@ -47,11 +47,11 @@ import typing
 import unicodedata
 import uuid
 import zoneinfo
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from contract import MODULES, NEVER
-from runtime.worker import _audit, _guards
+from runtime.worker import _asyncio, _audit, _guards
 from runtime.worker._places import patch_asyncio
 from runtime.worker._policy import DENIED_ATTRIBUTES
 from runtime.worker._vetted import (
@@ -137,147 +137,6 @@ class Facade:
 
     def __repr__(self) -> str:
         return f"<module {object.__getattribute__(self, '_fabric_name')!r} (sandboxed)>"
-
-
-def _awaitables(aws: Iterable[Any], what: str) -> list[Any]:
-    """``aws``, each inside a coroutine of ours (:func:`_child`). asyncio then never meets an
-    object of the snippet's, so it never asks one whether it is a future (a property may
-    answer differently each time), for its loop, or to take asyncio's callbacks."""
-    given = list(aws)
-    for i, aw in enumerate(given):
-        if type(aw) is not types.CoroutineType and not hasattr(type(aw), "__await__"):
-            raise TypeError(f"{what} takes coroutines and awaitables, not {type(aw).__name__}")
-        given[i] = _child(aw)
-    return given
-
-
-class _Stopped(Exception):
-    """A ``SystemExit`` or ``KeyboardInterrupt`` raised in a task, carried as an exception
-    asyncio passes on: raised as it is, asyncio would stop the event loop (and the worker)."""
-
-    def __init__(self, raised: BaseException) -> None:
-        super().__init__()
-        self.raised = raised
-
-
-async def _child(aw: Awaitable[Any]) -> Any:
-    try:
-        return await aw
-    except (SystemExit, KeyboardInterrupt) as exc:
-        raise _Stopped(exc) from None
-
-
-def _stopped(results: list[Any]) -> list[Any]:
-    """``results`` of a gather, raising what a child raised that stops a program."""
-    for item in results:
-        if type(item) is _Stopped:
-            raise item.raised
-    return results
-
-
-async def _gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[Any]:
-    given = _awaitables(aws, "asyncio.gather()")
-    keep = bool(return_exceptions)  # asked here, not in asyncio's callback inside the loop
-    return _stopped(list(await _await(asyncio.gather(*given, return_exceptions=keep))))
-
-
-def _seconds(value: Any) -> Any:
-    """A delay or timeout as the loop's timers will hold it: an exact number. A snippet's own
-    number type would be added, compared and multiplied inside the event loop, where whatever
-    it raises stops the worker; here ``float()`` asks it once, in the snippet's own call."""
-    if value is None or type(value) in (int, float):
-        return value
-    if isinstance(value, str | bytes | bytearray):  # float() would parse them
-        raise TypeError(f"unsupported operand type(s) for +: 'float' and '{type(value).__name__}'")
-    return float(value)
-
-
-async def _sleep(delay: float, result: Any = None) -> Any:
-    return await asyncio.sleep(_seconds(delay), result)
-
-
-async def _wait_for(fut: Awaitable[Any], timeout: float | None) -> Any:
-    (given,) = _awaitables((fut,), "asyncio.wait_for()")
-    return await _await(asyncio.wait_for(given, _seconds(timeout)))
-
-
-class Timeout:
-    """``async with asyncio.timeout(s) as scope:`` without exposing the loop-bound Timeout
-    object: ``scope.when()``, ``scope.reschedule(when)`` and ``scope.expired()`` are its."""
-
-    __slots__ = ("_delay", "_inner")
-
-    def __init__(self, delay: float | None) -> None:
-        self._delay = _seconds(delay)
-        self._inner: Any = None
-
-    async def __aenter__(self) -> Timeout:
-        self._inner = asyncio.timeout(self._delay)
-        await self._inner.__aenter__()
-        return self
-
-    def _entered(self) -> Any:
-        if self._inner is None:
-            raise RuntimeError("Timeout has not been entered")
-        return self._inner
-
-    def when(self) -> float | None:
-        """The loop time the scope ends at, or None."""
-        found: float | None = self._entered().when()
-        return found
-
-    def reschedule(self, when: float | None) -> None:
-        """End the scope at loop time ``when`` (``scope.when() + 5``), or never (None)."""
-        if when is not None and type(when) not in (int, float):
-            raise TypeError("reschedule() takes a loop time (a number, as when() gives) or None")
-        self._entered().reschedule(when)
-
-    def expired(self) -> bool:
-        """Whether the scope ran out."""
-        return bool(self._entered().expired())
-
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        result: bool | None = await self._inner.__aexit__(*exc)
-        return result
-
-    def __repr__(self) -> str:
-        return "<Timeout [created]>" if self._inner is None else repr(self._inner)
-
-
-Timeout.__module__ = "asyncio"
-
-
-def _timeout(delay: float | None) -> Timeout:
-    return Timeout(delay)
-
-
-def _as_completed(fs: Iterable[Awaitable[Any]], *, timeout: float | None = None) -> Iterator[Any]:
-    given = _awaitables(fs, "asyncio.as_completed()")
-    for future in asyncio.as_completed(given, timeout=_seconds(timeout)):
-        yield _await(future)
-
-
-async def _await(aw: Awaitable[Any]) -> Any:
-    """``await aw``, raising what a child raised that stops a program as it was raised."""
-    try:
-        return await aw
-    except _Stopped as stopped:
-        raised = stopped.raised
-    raise raised  # outside the handler: it carries no trace of the carrier
-
-
-def _asyncio_facade() -> Facade:
-    made: dict[str, Any] = {
-        "gather": public(_gather, "gather", "asyncio"),
-        "sleep": public(_sleep, "sleep", "asyncio"),
-        "wait_for": public(_wait_for, "wait_for", "asyncio"),
-        "timeout": public(_timeout, "timeout", "asyncio"),
-        "as_completed": public(_as_completed, "as_completed", "asyncio"),
-        "TimeoutError": TimeoutError,
-        "CancelledError": asyncio.CancelledError,
-    }
-    public_class(Timeout, "asyncio")
-    return Facade("asyncio", {name: made[name] for name in MODULES["asyncio"]}, asyncio.__doc__)
 
 
 _NAMED_TUPLE_PROHIBITED = frozenset(
@@ -460,6 +319,11 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         ("typing", "TypedDict"): TypedDict,
         ("functools", "cache"): cache,
     }
+
+
+def _asyncio_facade() -> Facade:
+    made = _asyncio.members()
+    return Facade("asyncio", {name: made[name] for name in MODULES["asyncio"]}, asyncio.__doc__)
 
 
 def build_facades() -> dict[str, Facade]:

@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 
 from contract import NAMESPACES
 from runtime.worker import _audit, _probes, _results, _variables, _wire
+from runtime.worker._asyncio import HANDLES
 from runtime.worker._builtins import build_builtins
 from runtime.worker._channel import Channel, HostLink, Namespace, ProviderFunction
 from runtime.worker._confine import Kernel
@@ -37,7 +38,6 @@ from runtime.worker._heap import HEAP_MB, Heap
 from runtime.worker._help import Help
 from runtime.worker._modules import (
     Facade,
-    Timeout,
     build_facades,
     facade_members,
     make_import,
@@ -144,7 +144,7 @@ class Prepared:
         admission = Admission(
             facade_members(self.facades),
             (
-                *(Facade, Namespace, ProviderFunction, BoundFormat, Timeout),
+                *(Facade, Namespace, ProviderFunction, BoundFormat, *HANDLES),
                 *(NumericStore, SliceStore, *GUARDED_MAKERS),
             ),
             classes.defined,

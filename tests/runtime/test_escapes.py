@@ -1420,6 +1420,31 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class T's keyword _root= is not allowed",
         ),
+        "a subclass of asyncio's semaphore, to reach the real one": Refusal(
+            "import asyncio\nclass S(asyncio.Semaphore):\n    pass",
+            "runtime",
+            "type 'asyncio.locks.Semaphore' is not an acceptable base type",
+        ),
+        "a subclass of a snippet class and asyncio's queue": Refusal(
+            "import asyncio\nclass A:\n    pass\ntype('Q', (A, asyncio.PriorityQueue), {})",
+            "runtime",
+            "type 'asyncio.queues.PriorityQueue' is not an acceptable base type",
+        ),
+        "the real primitive behind asyncio's semaphore": Refusal(
+            "import asyncio\nasyncio.Semaphore(2)._inner",
+            "policy",
+            "attribute '_inner' of a Semaphore object is not allowed",
+        ),
+        "the real task behind a created task": Refusal(
+            "import asyncio\nt = asyncio.create_task(asyncio.sleep(0))\nt._inner",
+            "policy",
+            "attribute '_inner' of a Task object is not allowed",
+        ),
+        "a created task's class, to make one": Refusal(
+            "import asyncio\ntype(asyncio.create_task(asyncio.sleep(0)))",
+            "policy",
+            "the class asyncio.Task from outside the snippet",
+        ),
         "__match_args__ rewritten after the class was made": Refusal(
             "class M:\n    __match_args__ = ('x',)\nM.__match_args__ = ('__dict__',)",
             "policy",
