@@ -762,6 +762,8 @@ def _names_used(klass: type) -> set[str]:
 
 
 _STATE_WRITES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
+_FUNCTION_WRITES = frozenset({"__doc__", "__name__", "__qualname__"})
+"""The special attributes a snippet may set on its own functions (``functools.wraps``'s)."""
 
 
 def _private_state(name: str) -> bool:
@@ -1374,6 +1376,13 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return _ClassWrites(obj)  # class attributes of its own classes (C.count += 1)
         if isinstance(obj, type):
             raise _deny(f"writing to {getattr(obj, '__name__', type(obj).__name__)}", "read-only")
+        if type(obj) is types.FunctionType and classes.owns(obj):
+            if name is not None and name.startswith("__") and name not in _FUNCTION_WRITES:
+                raise _deny(
+                    f"writing attribute {name!r} of a function",
+                    "a function's own attributes are writable, not what makes it a function",
+                )
+            return obj  # f.cache = {}: the snippet's function keeps what it is given
         if classes.owns_instance(obj):
             if name is not None and outside_based(obj):
                 _check_state(type(obj), name, classes.defined)

@@ -1445,6 +1445,16 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "the class asyncio.Task from outside the snippet",
         ),
+        "a snippet function's code swapped": Refusal(
+            "def f():\n    pass\ndef g():\n    pass\nf.__code__ = g.__code__",
+            "policy",
+            '"__code__" is a restricted name',
+        ),
+        "a snippet function's module rewritten": Refusal(
+            "def f():\n    pass\nsetattr(f, '__module__', 'runtime.worker')",
+            "policy",
+            "writing attribute '__module__' of a function is not allowed",
+        ),
         "__match_args__ rewritten after the class was made": Refusal(
             "class M:\n    __match_args__ = ('x',)\nM.__match_args__ = ('__dict__',)",
             "policy",

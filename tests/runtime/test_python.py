@@ -370,6 +370,17 @@ CASES: dict[str, str] = {
         "a.result() + b.result(), grouped, bounded, pending, gone, q.maxsize, q.full(), "
         "isinstance(pq, asyncio.Queue), asyncio.Queue[int].__name__, repr(t)[:14]]"
     ),
+    "attributes on the snippet's own functions": (
+        "import functools\ndef memo(f):\n    cache = {}\n    @functools.wraps(f)\n"
+        "    def inner(*args):\n        if args not in cache:\n            cache[args] = f(*args)\n"
+        "        return cache[args]\n    inner.cache = cache\n    return inner\n@memo\n"
+        "def paths(r, c):\n    if r == 0 or c == 0:\n        return 1\n"
+        "    return paths(r - 1, c) + paths(r, c - 1)\n"
+        "counter = lambda: None\ncounter.calls = 0\ncounter.calls += 1\ncounter._seen = [1]\n"
+        "del counter._seen\n"
+        "[paths(10, 10), len(paths.cache), paths.__name__, counter.calls, "
+        "hasattr(counter, '_seen'), sorted(vars(counter))]"
+    ),
     "functools.wraps in a decorator": (
         "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a, **k):\n"
         "        return f(*a, **k) * 2\n    return inner\n@deco\ndef area(w, h):\n"
