@@ -217,11 +217,11 @@ def repair() -> dict[str, Any]:
         f"{ZONEINFO_WEAK_CACHE} (ZoneInfo.clear_cache on a subclass drops its cache's only "
         "reference and goes on using it): clear_cache holds it"
     )
-    repair_set_growth()
+    repair_set_changes()
     repaired.append(
-        f"{SET_GROWTH} (set.add counts an item twice when the item's __eq__ adds to the set, "
-        "gh-139071: clear and dealloc then walk past the table): a set refuses to grow while "
-        "it is adding"
+        f"{SET_GROWTH} (set.add counts an item twice when the item's __eq__ changes the set, "
+        "gh-139071: clear and dealloc then walk past the table): a set refuses to change while "
+        "it is being changed"
     )
     repair_unicode_errors()
     repaired.append(
@@ -628,25 +628,33 @@ def repair_unicode_errors() -> None:
             raise RepairError(f"{kind.__name__}.__str__ is still CPython's")
 
 
-# -- set growth -------------------------------------------------------------------------------
+# -- set changes ------------------------------------------------------------------------------
 
 SET_GROWTH = "gh-141805"
 """CPython's issue for ``set.add`` counting an item twice when the item's ``__eq__`` adds to
 the set (gh-139071: the count then walks ``clear`` and ``dealloc`` past the table)."""
 
 _INIT = 37 * 8  # offsetof(PyTypeObject, tp_init) on a 64-bit CPython 3.11/3.12
-_NB_INPLACE_XOR, _NB_INPLACE_OR = 27 * 8, 28 * 8  # their nb_inplace_xor and nb_inplace_or
-_GROWERS = ("add", "update", "symmetric_difference_update", "__init__", "__ior__", "__ixor__")
-_GROWING: set[int] = set()
-"""The ids of the sets a grower is adding to right now (ints: adding one runs nothing)."""
+_NB_INPLACE = {  # the in-place slots of tp_as_number, by the method each stands for
+    "__isub__": 20 * 8,
+    "__iand__": 26 * 8,
+    "__ixor__": 27 * 8,
+    "__ior__": 28 * 8,
+}
+_CHANGERS = (
+    *("add", "update", "symmetric_difference_update", "intersection_update"),
+    *("difference_update", "discard", "remove", "pop", "clear", "__init__", *_NB_INPLACE),
+)
+_CHANGING: set[int] = set()
+"""The ids of the sets being changed right now (ints: adding one runs nothing)."""
 _mark, _unmark = vars(set)["add"], vars(set)["discard"]  # CPython's, taken before the repair
 
 
-def _regrowth(name: str) -> RuntimeError:
+def _rechange(name: str) -> RuntimeError:
     return RuntimeError(
-        f"set.{name}() on a set that is still adding an item (the item's __eq__, or the "
-        f"iterable that fills the set, reached it): CPython 3.11 would count an item twice "
-        f"and corrupt the set ({SET_GROWTH})"
+        f"set.{name}() on a set that is still being changed (an item's __eq__, or the "
+        f"iterable that fills the set, reached it): CPython 3.11 can count an item twice and "
+        f"corrupt the set ({SET_GROWTH})"
     )
 
 
@@ -656,79 +664,79 @@ def _named_for_set(method: Any, name: str, native: Any) -> Any:
     return method
 
 
-def _grower(name: str, native: Any) -> Any:
+def _changer(name: str, native: Any) -> Any:
     # CPython 3.11's set_add_entry remembers a free slot, compares the item with one of the
     # same hash (running its __eq__), then fills the slot and counts the item: if that __eq__
-    # added to the set, the slot was filled and counted already
+    # filled the slot (an add, or an intersection_update that rebuilt the small table in
+    # place), it was filled and counted already
     def method(self: Any, /, *args: Any, **kwargs: Any) -> Any:
         key = id(self)
-        if key in _GROWING:
-            raise _regrowth(name)
-        _mark(_GROWING, key)
+        if key in _CHANGING:
+            raise _rechange(name)
+        _mark(_CHANGING, key)
         try:
             return native(self, *args, **kwargs)
         finally:
-            _unmark(_GROWING, key)
+            _unmark(_CHANGING, key)
 
     return _named_for_set(method, name, native)
 
 
-def _adder(native: Any) -> Any:
-    def add(self: Any, item: Any, /) -> None:  # the common one, without packing its arguments
+def _one_item(name: str, native: Any) -> Any:
+    def method(self: Any, item: Any, /) -> Any:  # add, discard, remove: no packed arguments
         key = id(self)
-        if key in _GROWING:
-            raise _regrowth("add")
-        _mark(_GROWING, key)
+        if key in _CHANGING:
+            raise _rechange(name)
+        _mark(_CHANGING, key)
         try:
-            native(self, item)
+            return native(self, item)
         finally:
-            _unmark(_GROWING, key)
+            _unmark(_CHANGING, key)
 
-    return _named_for_set(add, "add", native)
+    return _named_for_set(method, name, native)
 
 
-def _generic_growth_slots() -> tuple[int, int, int]:
-    """The ``tp_init``, ``nb_inplace_or`` and ``nb_inplace_xor`` of a class that defines
-    ``__init__``, ``__ior__`` and ``__ixor__`` in Python."""
+def _generic_change_slots() -> dict[str, int]:
+    """The ``tp_init`` and in-place number slots of a class that defines ``__init__``,
+    ``__isub__``, ``__iand__``, ``__ixor__`` and ``__ior__`` in Python."""
 
-    class Grows:
-        def __init__(self) -> None:
-            pass
+    def inplace(self: object, other: object) -> object:
+        return NotImplemented
 
-        def __ior__(self, other: object) -> object:
-            return NotImplemented
+    def init(self: object) -> None:
+        pass
 
-        def __ixor__(self, other: object) -> object:
-            return NotImplemented
-
-    found = (
-        ctypes.c_void_p.from_address(id(Grows) + _INIT).value,
-        _table_slot(Grows, _AS_NUMBER, _NB_INPLACE_OR).value,
-        _table_slot(Grows, _AS_NUMBER, _NB_INPLACE_XOR).value,
+    changes = type("Changes", (), {"__init__": init, **dict.fromkeys(_NB_INPLACE, inplace)})
+    found = {"__init__": ctypes.c_void_p.from_address(id(changes) + _INIT).value or 0}
+    found.update(
+        {name: _table_slot(changes, _AS_NUMBER, at).value or 0 for name, at in _NB_INPLACE.items()}
     )
-    if not all(found) or found[0] == ctypes.c_void_p.from_address(id(object) + _INIT).value:
+    if not all(found.values()) or found["__init__"] == _slot_at(object, _INIT).value:
         raise RepairError("the init and in-place slots of a Python class are not where expected")
-    return found  # type: ignore[return-value]
+    return found
 
 
-def repair_set_growth() -> None:
-    """Every way into an existing set's growth (its methods, ``set(...)``'s init, ``|=`` and
-    ``^=``) refuses a set it is already adding to; a new set being filled natively (a display,
-    a comprehension, ``a | b``) is reachable by nothing until it is made."""
+def _slot_at(cls: type, offset: int) -> ctypes.c_void_p:
+    return ctypes.c_void_p.from_address(id(cls) + offset)
+
+
+def repair_set_changes() -> None:
+    """Every way into a change of an existing set (its methods, ``set(...)``'s init, ``|=``,
+    ``&=``, ``^=``, ``-=``) refuses a set that is already being changed; a new set being filled
+    natively (a display, a comprehension, ``a | b``) is reachable by nothing until it is made."""
     _check_layout()
-    init, ior, ixor = _generic_growth_slots()
-    slots: tuple[tuple[Callable[[type], ctypes.c_void_p], int], ...] = (
-        (lambda cls: ctypes.c_void_p.from_address(id(cls) + _INIT), init),
-        (_in_table(_AS_NUMBER, _NB_INPLACE_OR), ior),
-        (_in_table(_AS_NUMBER, _NB_INPLACE_XOR), ixor),
-    )
-    if all(slot_of(set).value == generic for slot_of, generic in slots):
+    generic = _generic_change_slots()
+    slots: dict[str, Callable[[type], ctypes.c_void_p]] = {
+        "__init__": lambda cls: _slot_at(cls, _INIT),
+        **{name: _in_table(_AS_NUMBER, at) for name, at in _NB_INPLACE.items()},
+    }
+    if all(slot_of(set).value == generic[name] for name, slot_of in slots.items()):
         return  # already repaired
-    originals = [slot_of(set).value for slot_of, _ in slots]
-    made = {name: _grower(name, vars(set)[name]) for name in _GROWERS}
-    made["add"] = _adder(vars(set)["add"])
+    originals = {name: slot_of(set).value for name, slot_of in slots.items()}
+    made = {name: _changer(name, vars(set)[name]) for name in _CHANGERS}
+    made.update({name: _one_item(name, vars(set)[name]) for name in ("add", "discard", "remove")})
     _install(set, made)
-    for (slot_of, generic), original in zip(slots, originals, strict=True):
-        _repoint(set, slot_of, original, generic)
-    if set.add is not made["add"] or any(s(set).value != g for s, g in slots):
-        raise RepairError("set growth is still CPython's")
+    for name, slot_of in slots.items():
+        _repoint(set, slot_of, originals[name], generic[name])
+    if set.add is not made["add"] or any(s(set).value != generic[n] for n, s in slots.items()):
+        raise RepairError("set changes are still CPython's")

@@ -52,7 +52,7 @@ import types
 import typing
 import uuid
 import zoneinfo
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from contract import parse
@@ -656,6 +656,22 @@ class Sniffer(csv.Sniffer):
 Sniffer.__module__ = "csv"
 
 
+_C_READER = csv.reader
+
+
+def _lines(lines: Iterator[Any]) -> Iterator[Any]:
+    yield from lines
+
+
+def csv_reader(csvfile: Any, dialect: Any = "excel", **fmtparams: Any) -> Any:
+    """``csv.reader``: CPython's reader, fed through a generator of ours. CPython 3.11's reader
+    has no guard against being re-entered from its own input (a line iterator whose
+    ``__next__`` calls ``next(reader)`` hands out the field list and leaves NULL in its
+    place, which the outer parse then appends to); re-entered, the generator is already
+    running, and says so."""
+    return _C_READER(_lines(iter(csvfile)), dialect, **fmtparams)
+
+
 class cached_property:
     """``functools.cached_property`` (as in Python 3.12, without a lock): the method's value,
     computed on the first read and kept in the instance's ``__dict__``."""
@@ -876,6 +892,7 @@ def patch_stdlib() -> None:
     contextlib.ContextDecorator.__call__ = _decorator_call  # type: ignore[method-assign]
     fractions.Fraction.__new__ = staticmethod(_fraction_new)  # type: ignore[method-assign]
     re.escape = _escape
+    csv.reader = csv_reader  # DictReader reads it from the module
     typing.OrderedDict = typing._alias(ORDERED_DICT, 2, name="OrderedDict")  # type: ignore[attr-defined]
     setattr(typing, "Deque", typing._alias(Deque, 1, name="Deque"))  # type: ignore[attr-defined]  # noqa: B010
 
@@ -1494,6 +1511,7 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("functools", "wraps"): wraps,
         ("struct", "Struct"): Struct,
         ("csv", "Sniffer"): Sniffer,
+        ("csv", "reader"): csv_reader,
         ("functools", "update_wrapper"): update_wrapper,
         ("functools", "cached_property"): cached_property,
         ("itertools", "groupby"): groupby,

@@ -1768,6 +1768,32 @@ REENTRANT: dict[str, tuple[str, object]] = {
             True,
         ],
     ),
+    "a set item whose __eq__ rebuilds the set it is being added to in place": (
+        "class D:\n    def __init__(self, h):\n        self.h = h\n    def __hash__(self):\n"
+        "        return self.h\nclass E(D):\n    n = 0\n    __hash__ = D.__hash__\n"
+        "    def __eq__(self, o):\n        self.n += 1\n        return self.n == 1\nout = []\n"
+        "def rebuild(how):\n    global s\n    if how == 'method':\n"
+        "        s.intersection_update([E(3), d2])\n    else:\n        s &= {E(3), d2}\n"
+        "class T(D):\n    __hash__ = D.__hash__\n    def __init__(self, h, how):\n"
+        "        super().__init__(h)\n"
+        "        self.how = how\n    def __eq__(self, o):\n        if self.how:\n"
+        "            how, self.how = self.how, ''\n            rebuild(how)\n        return False\n"
+        "for how in ['method', 'operator']:\n    s = set()\n    d1, d2 = D(3), D(3)\n"
+        "    s.add(D(5))\n    s.add(d1)\n    s.add(d2)\n    s.discard(d1)\n    try:\n"
+        "        s.add(T(3, how))\n    except RuntimeError as e:\n"
+        "        out.append(str(e).split()[0])\n    out.append(len(s) == len(list(s)))\nout",
+        ["set.intersection_update()", True, "set.__iand__()", True],
+    ),
+    "a csv reader re-entered from its own input": (
+        "import csv\nclass It:\n    n = 0\n    def __iter__(self):\n        return self\n"
+        "    def __next__(self):\n        self.n += 1\n        if self.n == 1:\n"
+        "            return 'a,b,\"c'\n        if self.n == 2:\n            next(r)\n"
+        "            return 'd\",e'\n        if self.n < 6:\n            return 'x,y'\n"
+        "        raise StopIteration\nr = csv.reader(It())\nout = []\ntry:\n"
+        "    for row in r:\n        out.append(row)\nexcept ValueError as e:\n"
+        "    out.append(str(e))\nout",
+        ["generator already executing"],
+    ),
     "a Unicode error whose start is before its object (gh-123378)": (
         "[str(UnicodeDecodeError('x', b'abc', -16, -15, 'r')), "
         "str(UnicodeEncodeError('x', 'abc', -1, 0, 'r')), "

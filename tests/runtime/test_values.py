@@ -382,7 +382,7 @@ def test_a_plain_container_method_called_as_a_function_iterates_through_the_guar
 def test_a_repaired_container_method_called_as_a_function_iterates_through_the_guard() -> None:
     """The worker's repaired methods are Python functions (``set.update`` holds the set while
     it grows): called as functions, bound or not, they iterate through the guard too."""
-    made = _repairs._grower("update", vars(set)["update"])
+    made = _repairs._changer("update", vars(set)["update"])
     _repairs.REPAIRED_METHODS.add(made)  # as the repair installs it
     guarded_call, _, call1 = _guards().call
     held = set()
