@@ -42,7 +42,7 @@ from runtime.worker._policy import (
     REFUSED_DUNDERS,
     WRITE_REFUSED,
 )
-from runtime.worker._repairs import REPAIRED_METHODS
+from runtime.worker._repairs import REPAIRED_METHODS, exact_item
 from runtime.worker._values import (
     ASYNC_STEPS,
     PLAIN,
@@ -570,27 +570,12 @@ def check_namespace(name: str, namespace: Any) -> None:
             check_name(attribute)
 
 
-def _number(holder: Any, value: Any) -> Any:
-    """``value`` as the exact int or float an array or bytearray would store: converted here,
-    before the store, since CPython 3.11 stores after calling ``__index__``/``__float__``,
-    into a buffer that the call may have freed (gh-142555, gh-91153)."""
-    if type(value) is int or type(value) is float:
-        return value
-    code = "B" if isinstance(holder, bytearray) else _TYPECODE(holder)  # never an override
-    if code in "fd":
-        return float(value)
-    if code == "u":
-        return value  # a str, read without calling anything
-    return operator.index(value)
-
-
-_TYPECODE: Any = vars(array.array)["typecode"].__get__
-
-
 class NumericStore(ReadOnly):
     """An array's or a bytearray's item writes (``a[i] = v``, ``del a[i]``, ``a.append(v)``,
     ``a.insert(i, v)``, ``a.extend(xs)``, ``a.fromlist(xs)``) with every index and value
-    already an exact number when the native method runs (see :func:`_number`)."""
+    already an exact number when the native method runs (see
+    :func:`runtime.worker._repairs.exact_item`; the worker's repaired methods convert them
+    too, which covers what reaches them natively)."""
 
     __slots__ = ("_holder", "_method", "_native")
     _holder: Any
@@ -609,7 +594,7 @@ class NumericStore(ReadOnly):
         if isinstance(key, slice):
             self._holder[key] = value  # a slice takes a buffer, built before the store
         else:
-            self._holder[operator.index(key)] = _number(self._holder, value)
+            self._holder[operator.index(key)] = exact_item(self._holder, value)
 
     def __delitem__(self, key: Any) -> None:
         del self._holder[key if isinstance(key, slice) else operator.index(key)]
@@ -619,12 +604,12 @@ class NumericStore(ReadOnly):
         if method in ("extend", "fromlist") and len(args) == 1:
             given = args[0]
             if type(given) is not type(holder):  # an array extends from an array natively
-                args = ([_number(holder, value) for value in given],)
+                args = ([exact_item(holder, value) for value in given],)
         elif method in ("insert", "__setitem__") and len(args) == 2:
             if not isinstance(args[0], slice):  # a slice takes a buffer, built first
-                args = (operator.index(args[0]), _number(holder, args[1]))
+                args = (operator.index(args[0]), exact_item(holder, args[1]))
         elif method == "append" and len(args) == 1:
-            args = (_number(holder, args[0]),)
+            args = (exact_item(holder, args[0]),)
         return self._native(*args)
 
     def __repr__(self) -> str:

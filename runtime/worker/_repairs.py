@@ -33,6 +33,7 @@ start rather than run snippets on a known use-after-free.
 
 from __future__ import annotations
 
+import array
 import ctypes
 import gc
 import operator
@@ -222,6 +223,12 @@ def repair() -> dict[str, Any]:
         f"{SET_GROWTH} (set.add counts an item twice when the item's __eq__ changes the set, "
         "gh-139071: clear and dealloc then walk past the table): a set refuses to change while "
         "it is being changed"
+    )
+    repair_stores()
+    repaired.append(
+        f"{ARRAY_STORES} and gh-91153 (an array's and a bytearray's stores call the value's "
+        "__index__ after taking the slot, which it may free): they convert the value first, "
+        "however they are reached"
     )
     repair_unicode_errors()
     repaired.append(
@@ -740,3 +747,115 @@ def repair_set_changes() -> None:
         _repoint(set, slot_of, originals[name], generic[name])
     if set.add is not made["add"] or any(s(set).value != generic[n] for n, s in slots.items()):
         raise RepairError("set changes are still CPython's")
+
+
+# -- array and bytearray stores ---------------------------------------------------------------
+
+ARRAY_STORES = "gh-142555"
+"""CPython's issue for an array's stores calling ``__index__`` after taking the slot."""
+
+_SQ_ASS_ITEM = 5 * 8  # tp_as_sequence->sq_ass_item
+_TYPECODE: Any = vars(array.array)["typecode"].__get__
+
+
+def exact_item(holder: Any, value: Any) -> Any:
+    """``value`` as the exact int, float or str an array or bytearray would store: converted
+    first, since CPython 3.11 stores after calling ``__index__``/``__float__``, into a buffer
+    that the call may have resized or freed (gh-142555, gh-91153)."""
+    if type(value) is int or type(value) is float:
+        return value
+    code = "B" if isinstance(holder, bytearray) else _TYPECODE(holder)  # never an override
+    if code in "fd":
+        return float(value)
+    if code == "u":
+        return value  # a str, read without calling anything
+    return operator.index(value)
+
+
+def _array_stores() -> dict[str, Any]:
+    native = {name: vars(array.array)[name] for name in _ARRAY_STORES}
+
+    def append(self: Any, value: Any, /) -> None:
+        native["append"](self, exact_item(self, value))
+
+    def insert(self: Any, index: Any, value: Any, /) -> None:
+        native["insert"](self, operator.index(index), exact_item(self, value))
+
+    def extend(self: Any, values: Any, /) -> None:
+        if not isinstance(values, array.array):  # an array extends from its buffer natively
+            values = [exact_item(self, value) for value in values]
+        native["extend"](self, values)
+
+    def fromlist(self: Any, values: Any, /) -> None:
+        if type(values) is list:  # anything else: CPython's own TypeError
+            values = [exact_item(self, value) for value in values]
+        native["fromlist"](self, values)
+
+    made = {"append": append, "insert": insert, "extend": extend, "fromlist": fromlist}
+    made["__setitem__"] = _item_store(native["__setitem__"])
+    for name, method in made.items():
+        method.__name__, method.__qualname__ = name, f"array.{name}"
+        method.__module__, method.__doc__ = "array", native[name].__doc__
+    return made
+
+
+_ARRAY_STORES = ("append", "insert", "extend", "fromlist", "__setitem__")
+
+
+def _item_store(native: Any) -> Any:
+    def __setitem__(self: Any, key: Any, value: Any, /) -> None:
+        if isinstance(key, slice):  # a slice takes a buffer, built before the store
+            native(self, key, value)
+        else:
+            native(self, operator.index(key), exact_item(self, value))
+
+    return __setitem__
+
+
+def _generic_store_slots() -> tuple[int, int]:
+    """The ``mp_ass_subscript`` and ``sq_ass_item`` of a class that defines ``__setitem__``."""
+    generic = _generic_ass_subscript()
+
+    class Stores:
+        def __setitem__(self, key: object, value: object) -> None:
+            pass
+
+    item = _table_slot(Stores, _AS_SEQUENCE, _SQ_ASS_ITEM).value
+    if not item:
+        raise RepairError("the sequence store slot of a Python class is not where expected")
+    return generic, item
+
+
+def repair_stores() -> None:
+    """An array's ``append``, ``insert``, ``extend``, ``fromlist`` and item store, and a
+    bytearray's item store, take their values as exact numbers, however they are reached
+    (``bisect.insort`` calls ``insert`` natively, a class pattern captures the method)."""
+    _check_layout()
+    mapping, sequence = _generic_store_slots()
+    slots = (
+        (_in_table(_AS_MAPPING, _MP_ASS_SUBSCRIPT), mapping),
+        (_in_table(_AS_SEQUENCE, _SQ_ASS_ITEM), sequence),
+    )
+    for kind, made in (
+        (array.array, _array_stores()),
+        (
+            bytearray,
+            {
+                "__setitem__": _named(
+                    _item_store(vars(bytearray)["__setitem__"]),
+                    "__setitem__",
+                    vars(bytearray)["__setitem__"],
+                )
+            },
+        ),
+    ):
+        if all(slot_of(kind).value == generic for slot_of, generic in slots):
+            continue  # already repaired
+        originals = [slot_of(kind).value for slot_of, _ in slots]
+        _install(kind, made)
+        for (slot_of, generic), original in zip(slots, originals, strict=True):
+            _repoint(kind, slot_of, original, generic)
+        if kind.__setitem__ is not made["__setitem__"] or any(
+            slot_of(kind).value != generic for slot_of, generic in slots
+        ):
+            raise RepairError(f"{kind.__name__}'s stores are still CPython's")

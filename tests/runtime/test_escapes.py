@@ -1784,6 +1784,21 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "        out.append(str(e).split()[0])\n    out.append(len(s) == len(list(s)))\nout",
         ["set.intersection_update()", True, "set.__iand__()", True],
     ),
+    "an array's insert captured by a class pattern (gh-142555)": (
+        SHRINKING + "match a:\n    case array.array(insert=ins):\n        pass\n"
+        "ins(50, I())\nlen(a)",
+        1,
+    ),
+    "bisect.insort calling an array's insert natively (gh-142555)": (
+        SHRINKING.replace(
+            "class I:",
+            "class I:\n    def __lt__(self, other):\n"
+            "        return False\n    def __gt__(self, other):\n"
+            "        return True",
+        )
+        + "import bisect\nbisect.insort(a, I())\nlen(a)",
+        1,
+    ),
     "a csv reader re-entered from its own input": (
         "import csv\nclass It:\n    n = 0\n    def __iter__(self):\n        return self\n"
         "    def __next__(self):\n        self.n += 1\n        if self.n == 1:\n"
