@@ -440,14 +440,7 @@ def _list_setitem() -> Any:
 
 
 def _generic_ass_subscript() -> int:
-    class Stores:
-        def __setitem__(self, key: object, value: object) -> None:
-            pass
-
-    generic = _table_slot(Stores, _AS_MAPPING, _MP_ASS_SUBSCRIPT).value
-    if not generic:
-        raise RepairError("the mapping store slot of a Python class is not where expected")
-    return generic
+    return _generic_store_slots()[0]
 
 
 def repair_list_slices() -> None:
@@ -814,16 +807,16 @@ def _item_store(native: Any) -> Any:
 
 def _generic_store_slots() -> tuple[int, int]:
     """The ``mp_ass_subscript`` and ``sq_ass_item`` of a class that defines ``__setitem__``."""
-    generic = _generic_ass_subscript()
 
     class Stores:
         def __setitem__(self, key: object, value: object) -> None:
             pass
 
+    mapping = _table_slot(Stores, _AS_MAPPING, _MP_ASS_SUBSCRIPT).value
     item = _table_slot(Stores, _AS_SEQUENCE, _SQ_ASS_ITEM).value
-    if not item:
-        raise RepairError("the sequence store slot of a Python class is not where expected")
-    return generic, item
+    if not mapping or not item:
+        raise RepairError("the store slots of a Python class are not where expected")
+    return mapping, item
 
 
 def repair_stores() -> None:
