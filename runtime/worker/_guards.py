@@ -769,6 +769,16 @@ def _check_state(
         )
 
 
+def refuse_outside_state(kind: type, names: Iterable[Any], holder: str | None = None) -> None:
+    """What the sandbox's own code is about to set on ``kind``'s instances or class for the
+    snippet (a dataclass's fields, a cached property, a wrapper's ``__dict__``) passes the
+    check of the snippet's own writes: never the private state of a base from outside."""
+    if _RUNNING:
+        for name in names:
+            if type(name) is str:
+                _check_state(kind, name, _RUNNING[-1].defined, holder)
+
+
 def _plain_parts(item: Any) -> list[Any]:
     if type(item) is dict:
         return [*item.keys(), *item.values()]
@@ -970,12 +980,12 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                 name == "__members__" or record_view(obj, value)
             ):  # an enum's members, a dataclass's fields: a copy, not a class namespace
                 return admit_deep(dict(value), f"attribute {name!r}")
-            if (
-                name == "__dict__"
-                and not isinstance(obj, type)
-                and outside_state(type(obj), classes.defined)
-            ):  # what a base from outside keeps there (ExitStack's callbacks) is not replaced
-                return admit_deep(dict(value), "attribute '__dict__'")
+            state = None if isinstance(obj, type) else outside_state(type(obj), classes.defined)
+            if name == "__dict__" and state:
+                # a copy without what a base from outside keeps there (ExitStack's callbacks):
+                # neither the names nor the containers they hold are the snippet's
+                kept = {key: item for key, item in value.items() if key not in state}
+                return admit_deep(kept, "attribute '__dict__'")
             if name == "__dict__" or outside_based(obj):
                 # a base from outside (ExitStack, Enum) sets private state of its own there,
                 # and its class attributes (ZoneInfo's caches) are shared: those are copies
@@ -1034,6 +1044,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         the bottom of their containers, the others at the top."""
         for n, value in enumerate(values):
             if n < deep:
+                natively_read(value)
                 given = admit_deep(value, "what this pattern captured")
             elif type(value) not in PLAIN:
                 given = admit(value, "what this pattern captured")
@@ -1045,6 +1056,39 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                     "it is handed to snippets only through a guard; use it by name instead",
                 )
         return True
+
+    def natively_read(value: Any) -> None:
+        """A value a class pattern read as an attribute, natively: what ``obj.name`` would
+        hand out only as a copy or not at all is refused (a class's shared table, a
+        coroutine's ``send``)."""
+        kind = type(value)
+        if kind in _SHAREABLE and id(value) in shared_tables():
+            raise _deny(
+                f"capturing a {kind.__name__} a class from outside holds in a pattern",
+                "every instance in the worker shares it; read it by name for a copy",
+            )
+        if (
+            kind is types.BuiltinMethodType
+            and value.__name__ in _COROUTINE_DRIVERS
+            and isinstance(value.__self__, _DRIVABLE)
+        ):
+            raise _deny(f"coroutine.{value.__name__}()", "await coroutines instead")
+
+    tables: list[frozenset[int]] = []
+
+    def shared_tables() -> frozenset[int]:
+        """The ids of the containers the vetted classes (and their bases from outside) hold as
+        class attributes, found once."""
+        if not tables:
+            found: set[int] = set()
+            for member in admission.vetted_classes():
+                for klass in _MRO(member):
+                    if klass.__module__ != "builtins" and not classes.defined(klass):
+                        found.update(
+                            id(v) for v in _NAMESPACE(klass).values() if type(v) in _SHAREABLE
+                        )
+            tables.append(frozenset(found))
+        return tables[0]
 
     def star(value: Any) -> Any:
         """``f(*value)``: iterated through the guard; a value that does not iterate becomes a

@@ -501,6 +501,10 @@ class Admission:
     def is_vetted(self, value: object) -> bool:
         return id(value) in self._vetted
 
+    def vetted_classes(self) -> list[type]:
+        """The classes among what the snippet may hold."""
+        return [value for value in self._keep if isinstance(value, type)]
+
     def admit(self, value: Any, what: str) -> Any:
         """``value`` if a snippet may hold it; else raise PolicyError naming ``what``."""
         kind = type(value)

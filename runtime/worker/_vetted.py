@@ -474,10 +474,29 @@ def _pure_ordered_dict() -> type:
     finally:
         sys.modules["_collections"] = real
     made: type = module.OrderedDict
+    _without_helpers(made)
     views = ("_OrderedDictKeysView", "_OrderedDictItemsView", "_OrderedDictValuesView")
     for name in ("OrderedDict", *views):  # records of the vetted collections; _Link is not
         getattr(module, name).__module__ = "collections"
     return made
+
+
+def _without_helpers(made: type) -> None:
+    """``OrderedDict.__setitem__`` and ``__delitem__`` take their helpers as keyword defaults
+    (``Link=``, ``proxy=``, ``dict_setitem=``): a snippet's own ``Link`` went into the links,
+    which ``del`` then rewired, writing attributes onto whatever they pointed at. Here they
+    take a key and a value only."""
+    setitem, delitem = vars(made)["__setitem__"], vars(made)["__delitem__"]
+
+    def __setitem__(self: Any, key: Any, value: Any, /) -> None:
+        setitem(self, key, value)
+
+    def __delitem__(self: Any, key: Any, /) -> None:
+        delitem(self, key)
+
+    for name, method in (("__setitem__", __setitem__), ("__delitem__", __delitem__)):
+        method.__qualname__, method.__module__ = f"OrderedDict.{name}", "collections"
+        setattr(made, name, method)
 
 
 ORDERED_DICT = _values.writable_record(_pure_ordered_dict())
@@ -712,6 +731,7 @@ class cached_property:
                 f"No '__dict__' attribute on {type(instance).__name__!r} instance to cache "
                 f"{self.attrname!r} property."
             )
+        _guards.refuse_outside_state(type(instance), [self.attrname])  # it sets that name
         if self.attrname in cache:
             return cache[self.attrname]
         value = self.func(instance)
@@ -1034,6 +1054,7 @@ def _dataclass_of(cls: Any, options: dict[str, Any]) -> type:
     if vars(cls).get("__module__") != "__main__":
         raise TypeError("dataclass(): a snippet's class keeps its __module__ ('__main__')")
     fields = _own_fields(cls) | _inherited_fields(cls.__mro__[1:])
+    _guards.refuse_outside_state(cls, fields, f"dataclass {cls.__name__}")  # __init__ sets them
     placeholder = _placeholder_doc(cls)
     return _built(fields, lambda: dataclasses.dataclass(cls, **options), placeholder)
 
@@ -1082,6 +1103,8 @@ def make_dataclass(
     if placeholder:
         given["__doc__"] = cls_name
     names = {spec[0] for spec in specs} | _inherited_fields(base_classes)
+    for base in base_classes:  # __init__ sets the fields, the class holds the namespace
+        _guards.refuse_outside_state(base, [*names, *given], f"class {cls_name}")
 
     def build() -> type:
         made: type = dataclasses.make_dataclass(
@@ -1442,6 +1465,7 @@ def update_wrapper(
             setattr(wrapper, attr, value)
     held = getattr(wrapped, "__dict__", {}) if own else {}
     if type(held) is dict:
+        _guards.refuse_outside_state(type(wrapper), held)  # what it copies, it sets
         vars(wrapper).update(held)
     wrapper.__wrapped__ = wrapped
     return wrapper

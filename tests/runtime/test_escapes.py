@@ -1455,6 +1455,57 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "writing attribute '__module__' of a function is not allowed",
         ),
+        "a class pattern capturing a class's shared table": Refusal(
+            "import textwrap\nmatch textwrap.TextWrapper():\n"
+            "    case textwrap.TextWrapper(unicode_whitespace_trans=x):\n"
+            "        x[32] = 35",
+            "policy",
+            "capturing a dict a class from outside holds in a pattern is not allowed",
+        ),
+        "a class pattern capturing a coroutine's send": Refusal(
+            "async def f():\n    pass\nc = f()\nmatch c:\n    case object(send=s):\n"
+            "        pass\nc.close()",
+            "policy",
+            "coroutine.send() is not allowed",
+        ),
+        "OrderedDict's link factory given to __setitem__": Refusal(
+            "import collections\nclass L:\n    pass\no = collections.OrderedDict()\n"
+            "o.__setitem__('k', 1, Link=L)",
+            "runtime",
+            "OrderedDict.__setitem__() got an unexpected keyword argument 'Link'",
+        ),
+        "a dataclass field named after an outside base's private state": Refusal(
+            "import dataclasses, contextlib\n@dataclasses.dataclass\n"
+            "class X(contextlib.ExitStack):\n    _exit_callbacks: list",
+            "policy",
+            "'_exit_callbacks' of dataclass X is not allowed: it is private state of",
+        ),
+        "make_dataclass with an outside base's private state": Refusal(
+            "import dataclasses, collections\n"
+            "dataclasses.make_dataclass('D', [('_OrderedDict__map', dict)], "
+            "bases=(collections.OrderedDict,))",
+            "policy",
+            "'_OrderedDict__map' of class D is not allowed",
+        ),
+        "a cached_property renamed to an outside base's private state": Refusal(
+            "import functools, contextlib\nclass CP(functools.cached_property):\n    pass\n"
+            "cp = CP(lambda self: [])\nclass X(contextlib.ExitStack):\n    cb = cp\n"
+            "cp.attrname = '_exit_callbacks'\nX().cb",
+            "policy",
+            "'_exit_callbacks' of X is not allowed",
+        ),
+        "update_wrapper copying an outside base's private state": Refusal(
+            "import functools, contextlib\nclass W:\n    pass\nw = W()\nw._exit_callbacks = []\n"
+            "class X(contextlib.ExitStack):\n    pass\nfunctools.update_wrapper(X(), w)",
+            "policy",
+            "'_exit_callbacks' of X is not allowed",
+        ),
+        "vars() of an outside-based instance, to edit its base's state in place": Refusal(
+            "import contextlib\nclass X(contextlib.ExitStack):\n    pass\n"
+            "vars(X())['_exit_callbacks'].append((True, print))",
+            "runtime",
+            "'_exit_callbacks'",
+        ),
         "__match_args__ rewritten after the class was made": Refusal(
             "class M:\n    __match_args__ = ('x',)\nM.__match_args__ = ('__dict__',)",
             "policy",
