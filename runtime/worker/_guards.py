@@ -725,6 +725,12 @@ def outside_state(kind: type, defined: Callable[[type], bool]) -> dict[str, str]
 
 
 def _names_used(klass: type) -> set[str]:
+    """The private names ``klass``'s own code sets or deletes, and its private ``__slots__``
+    (a slot is state its code trusts, even when the code that sets it is elsewhere: the facade
+    replaced ``Fraction.__new__``)."""
+    slots = _NAMESPACE(klass).get("__slots__", ())
+    found = {slots} if type(slots) is str else set(slots) if type(slots) is tuple else set()
+    found = {name for name in found if type(name) is str and _private_state(name)}
     codes = [
         func.__code__
         for member in _NAMESPACE(klass).values()
@@ -734,7 +740,6 @@ def _names_used(klass: type) -> set[str]:
         )
         if type(func) is types.FunctionType
     ]
-    found: set[str] = set()
     while codes:
         code = codes.pop()
         found.update(

@@ -1506,6 +1506,11 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "runtime",
             "'_exit_callbacks'",
         ),
+        "a Fraction subclass's parts rewritten (slots whose setter is elsewhere)": Refusal(
+            "import fractions\nclass F(fractions.Fraction):\n    pass\nF(1, 2)._numerator = [1]",
+            "policy",
+            "'_numerator' of F is not allowed: it is private state of Fraction",
+        ),
         "__match_args__ rewritten after the class was made": Refusal(
             "class M:\n    __match_args__ = ('x',)\nM.__match_args__ = ('__dict__',)",
             "policy",
