@@ -86,9 +86,14 @@ GUARDED: dict[str, tuple[str, str]] = {
         "rows = [[(i * 7919) % 1000, i] for i in range(100_000)]\nrows.sort()\n",
         "rows[0]",
     ),
+    "1M set adds": (
+        "seen = set()\nfor i in range(1_000_000):\n    seen.add(i % 5000)\n",
+        "len(seen)",
+    ),
 }
 """Not targets: code that is mostly guarded operations, to show what a guard costs, and list
-ordering, which the worker's interpreter runs in Python (gh-120298, runtime/worker/_repairs.py)."""
+ordering and set changes, which the worker's interpreter runs in Python (gh-120298,
+gh-141805, runtime/worker/_repairs.py)."""
 
 TURN_S = 0.2
 """The pause before each timed workload run: an agent's next snippet comes a model turn later,

@@ -645,9 +645,10 @@ _CHANGERS = (
     *("add", "update", "symmetric_difference_update", "intersection_update"),
     *("difference_update", "discard", "remove", "pop", "clear", "__init__", *_NB_INPLACE),
 )
-_CHANGING: set[int] = set()
-"""The ids of the sets being changed right now (ints: adding one runs nothing)."""
-_mark, _unmark = vars(set)["add"], vars(set)["discard"]  # CPython's, taken before the repair
+_CHANGING: list[Any] = []
+"""The sets being changed right now, innermost last (a change never suspends, so they unwind
+in order)."""
+_enter, _leave = _CHANGING.append, _CHANGING.pop
 
 
 def _rechange(name: str) -> RuntimeError:
@@ -670,28 +671,30 @@ def _changer(name: str, native: Any) -> Any:
     # filled the slot (an add, or an intersection_update that rebuilt the small table in
     # place), it was filled and counted already
     def method(self: Any, /, *args: Any, **kwargs: Any) -> Any:
-        key = id(self)
-        if key in _CHANGING:
-            raise _rechange(name)
-        _mark(_CHANGING, key)
+        if _CHANGING:
+            for changing in _CHANGING:
+                if changing is self:
+                    raise _rechange(name)
+        _enter(self)
         try:
             return native(self, *args, **kwargs)
         finally:
-            _unmark(_CHANGING, key)
+            _leave()
 
     return _named_for_set(method, name, native)
 
 
 def _one_item(name: str, native: Any) -> Any:
     def method(self: Any, item: Any, /) -> Any:  # add, discard, remove: no packed arguments
-        key = id(self)
-        if key in _CHANGING:
-            raise _rechange(name)
-        _mark(_CHANGING, key)
+        if _CHANGING:
+            for changing in _CHANGING:
+                if changing is self:
+                    raise _rechange(name)
+        _enter(self)
         try:
             return native(self, item)
         finally:
-            _unmark(_CHANGING, key)
+            _leave()
 
     return _named_for_set(method, name, native)
 
