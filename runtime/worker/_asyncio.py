@@ -95,9 +95,17 @@ class Timeout:
         self._inner: Any = None
 
     async def __aenter__(self) -> Timeout:
+        if self._inner is not None:  # CPython's Timeout says so too
+            raise RuntimeError("Timeout has already been entered")
         self._inner = asyncio.timeout(self._delay)
         await self._inner.__aenter__()
+        _ENTERED.add(self)
         return self
+
+    def abandon(self) -> None:
+        """Never fire (see :func:`settle`)."""
+        if not self._inner.expired():
+            self._inner.reschedule(None)
 
     def _entered(self) -> Any:
         if self._inner is None:
@@ -120,6 +128,7 @@ class Timeout:
         return bool(self._entered().expired())
 
     async def __aexit__(self, *exc: Any) -> bool | None:
+        _ENTERED.discard(self)
         result: bool | None = await self._inner.__aexit__(*exc)
         return result
 
@@ -144,6 +153,21 @@ async def _await(aw: Awaitable[Any]) -> Any:
     except _Stopped as stopped:
         raised = stopped.raised
     raise raised  # outside the handler: it carries no trace of the carrier
+
+
+_ENTERED: set[Any] = set()
+"""The timeouts and task groups the snippet entered and has not left (held: the loop still
+holds a timeout's timer when nothing of the snippet holds the timeout): each is bound to the
+task that entered it, which is the runtime's own once the snippet has returned."""
+
+
+def settle() -> None:
+    """When the snippet's main has finished: a timeout it left entered never fires (it would
+    cancel the runtime's work that sends the result), and the tasks of a task group it left
+    entered are cancelled (one that failed would cancel it too)."""
+    for scope in list(_ENTERED):
+        scope.abandon()
+    _ENTERED.clear()
 
 
 def _count(value: Any) -> Any:
@@ -387,16 +411,24 @@ class TaskGroup:
     when the block ends; if one fails, the others are cancelled and an ExceptionGroup holds
     what they raised."""
 
-    __slots__ = ("_inner",)
+    __slots__ = ("_inner", "_tasks")
 
     def __init__(self) -> None:
         self._inner = asyncio.TaskGroup()
+        self._tasks: list[asyncio.Task[Any]] = []
 
     async def __aenter__(self) -> TaskGroup:
         await self._inner.__aenter__()
+        _ENTERED.add(self)
         return self
 
+    def abandon(self) -> None:
+        """Cancel what still runs (see :func:`settle`)."""
+        for task in self._tasks:
+            task.cancel()
+
     async def __aexit__(self, *exc: Any) -> None:
+        _ENTERED.discard(self)
         try:
             await self._inner.__aexit__(*exc)
         except BaseExceptionGroup as group:
@@ -413,7 +445,9 @@ class TaskGroup:
 
     def create_task(self, coro: Any, *, name: Any = None) -> Task:
         """Start ``coro`` in the group."""
-        return _task(self._inner.create_task(_child(_coroutine(coro)), name=_name(name)))
+        made = self._inner.create_task(_child(_coroutine(coro)), name=_name(name))
+        self._tasks.append(made)
+        return _task(made)
 
     def __repr__(self) -> str:
         return repr(self._inner)

@@ -42,7 +42,7 @@ from runtime.worker._policy import (
     REFUSED_DUNDERS,
     WRITE_REFUSED,
 )
-from runtime.worker._repairs import REPAIRED_METHODS, exact_item
+from runtime.worker._repairs import REPAIRED_METHODS, exact_item, subclasses
 from runtime.worker._values import (
     ASYNC_STEPS,
     PLAIN,
@@ -287,10 +287,7 @@ class ClassStatement:
             namespace = {_ADOPT_KEY: adopter, **namespace}
         check_namespace(name, namespace)
         check_finalized(name, bases, namespace)
-        for base in bases:
-            for key in namespace:
-                if type(key) is str:
-                    _check_state(base, key, self._classes.defined, f"class {name}")
+        check_class_state(name, bases, namespace, self._classes.defined)
         try:
             made: type = winner(name, bases, namespace, **kwargs)
         finally:
@@ -477,13 +474,13 @@ class _ClassWrites:
         cls = object.__getattribute__(self, "_cls")
         check_finalized(cls.__name__, (cls,), (name,))
         if _RUNNING:
-            _check_state(cls, name, _RUNNING[-1].defined)
+            check_class_write(cls, name, _RUNNING[-1].defined)
         setattr(cls, name, check_class_value(cls.__name__, name, value))
 
     def __delattr__(self, name: str) -> None:
         cls = object.__getattribute__(self, "_cls")
         if _RUNNING:
-            _check_state(cls, name, _RUNNING[-1].defined)
+            check_class_write(cls, name, _RUNNING[-1].defined)
         delattr(cls, name)
 
 
@@ -774,14 +771,61 @@ def _check_state(
         )
 
 
+_STATE_READERS = ("__getattribute__", "__getattr__")
+"""What would answer an outside base's reads of its own state instead of the instance."""
+
+
+def check_class_state(
+    name: str, bases: tuple[type, ...], namespace: Any, defined: Callable[[type], bool]
+) -> None:
+    """Class ``name`` about to be made from ``bases`` and ``namespace``: neither its namespace
+    nor any of the snippet's classes it inherits from defines the private state of a base
+    from outside (a property of that name would answer the base's reads), nor, when there is
+    such state, ``__getattribute__`` or ``__getattr__``."""
+    state: dict[str, str] = {}
+    for base in bases:
+        state.update(outside_state(base, defined))
+    if not state:
+        return
+    # the class body, and the snippet's classes it inherits from, save what a base from
+    # outside of theirs set there itself (Protocol's _is_protocol on each protocol class)
+    own: list[tuple[Any, dict[str, str]]] = [(namespace, {})]
+    for base in bases:
+        own += [(_NAMESPACE(k), outside_state(k, defined)) for k in _MRO(base) if defined(k)]
+    for keys, theirs in own:
+        for key in keys:
+            text = str.__str__(key) if isinstance(key, str) else None
+            if text in theirs:
+                continue
+            if text in state or text in _STATE_READERS:
+                raise _deny(
+                    f"class {name} with {text}",
+                    f"{state.get(text, 'a base')} from outside the snippet reads its private "
+                    "state from the instance, and trusts what it finds",
+                )
+
+
+def check_class_write(cls: type, name: str, defined: Callable[[type], bool]) -> None:
+    """``cls.name = value`` on a snippet's class: neither ``cls`` nor a class made from it
+    gets the private state of a base from outside, nor a reader of it."""
+    for kind in [cls, *subclasses(cls)]:
+        state = outside_state(kind, defined)
+        if name in state or (state and name in _STATE_READERS):
+            raise _deny(
+                f"writing attribute {name!r} of {cls.__name__}",
+                f"{kind.__name__} derives from {state.get(name, 'a class')} from outside the "
+                "snippet, which reads its private state from the instance and trusts it",
+            )
+
+
 def refuse_outside_state(kind: type, names: Iterable[Any], holder: str | None = None) -> None:
     """What the sandbox's own code is about to set on ``kind``'s instances or class for the
     snippet (a dataclass's fields, a cached property, a wrapper's ``__dict__``) passes the
     check of the snippet's own writes: never the private state of a base from outside."""
     if _RUNNING:
         for name in names:
-            if type(name) is str:
-                _check_state(kind, name, _RUNNING[-1].defined, holder)
+            if isinstance(name, str):  # a str subclass stores as its exact text would
+                _check_state(kind, str.__str__(name), _RUNNING[-1].defined, holder)
 
 
 def _plain_parts(item: Any) -> list[Any]:

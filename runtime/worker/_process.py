@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 
 from contract import NAMESPACES
 from runtime.worker import _audit, _probes, _results, _variables, _wire
-from runtime.worker._asyncio import HANDLES
+from runtime.worker._asyncio import HANDLES, settle
 from runtime.worker._builtins import build_builtins
 from runtime.worker._channel import Channel, HostLink, Namespace, ProviderFunction
 from runtime.worker._confine import Kernel
@@ -223,7 +223,10 @@ async def _run(
         main = glb.pop(MAIN)()
         if "persist" in request:
             scope = main.cr_frame  # it keeps the top-level names once main has returned
-        value = await main
+        try:
+            value = await main
+        finally:
+            settle()  # a timeout or task group it left entered never cancels the runtime
         if isinstance(value, CoroutineType):  # snippets cannot define other awaitables
             value.close()
             value = None
@@ -371,7 +374,17 @@ def serve(
         sys.stdin = sys.stdout = sys.stderr = None
         loop = asyncio.new_event_loop()
         loop.set_exception_handler(_unreported)
-        loop.run_until_complete(_serve(sock, prepared, kernel, spare=spare))
+        work = loop.create_task(_serve(sock, prepared, kernel, spare=spare))
+        while True:
+            try:
+                loop.run_until_complete(work)
+                break
+            except (SystemExit, KeyboardInterrupt):
+                # raised in a callback of the loop's own (an abandoned async generator's
+                # finally, which asyncio closes in a task of its own): the loop stopped,
+                # the work goes on
+                if work.done():
+                    raise
     except BaseException:
         status = 70
     finally:

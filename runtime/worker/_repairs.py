@@ -152,7 +152,8 @@ def _generic_slot() -> int:
     return generic
 
 
-def _subclasses(cls: type) -> list[type]:
+def subclasses(cls: type) -> list[type]:
+    """Every class made from ``cls``, at any depth."""
     found: list[type] = []
     todo = [cls]
     while todo:
@@ -180,7 +181,7 @@ def _repoint(
 ) -> None:
     """``cls``'s slot, and each existing subclass's that still holds CPython's ``original``,
     pointed at the ``generic`` one (classes made later inherit it)."""
-    for each in [cls, *_subclasses(cls)]:
+    for each in [cls, *subclasses(cls)]:
         slot = slot_of(each)
         if slot.value == original:
             slot.value = generic
@@ -250,7 +251,7 @@ def repair_list_order() -> bool:
         return True  # already repaired (a second call in the same process)
     _install(list, _ORDERINGS)
     _repoint(list, _slot, original, generic)
-    missed = [c for c in [list, *_subclasses(list)] if _slot(c).value == original]
+    missed = [c for c in [list, *subclasses(list)] if _slot(c).value == original]
     if missed or list.__lt__ is not _ORDERINGS["__lt__"]:
         raise RepairError(f"list comparison is still CPython's in {missed or [list]}")
     return True

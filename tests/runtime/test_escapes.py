@@ -1379,12 +1379,12 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "import collections\nclass O(collections.OrderedDict):\n    pass\n"
             "O._OrderedDict__root = 1",
             "policy",
-            "it is private state of OrderedDict",
+            "O derives from OrderedDict from outside the snippet, which reads its private state",
         ),
         "an outside base's private state in a class body": Refusal(
             "import collections\nclass O(collections.OrderedDict):\n    _OrderedDict__root = 1",
             "policy",
-            "'_OrderedDict__root' of class O is not allowed",
+            "class O with _OrderedDict__root is not allowed: OrderedDict from outside",
         ),
         "ExitStack's callbacks replaced by a list the snippet reads": Refusal(
             "import contextlib\nclass X(contextlib.ExitStack):\n    pass\nx = X()\n"
@@ -1510,6 +1510,32 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "import fractions\nclass F(fractions.Fraction):\n    pass\nF(1, 2)._numerator = [1]",
             "policy",
             "'_numerator' of F is not allowed: it is private state of Fraction",
+        ),
+        "an outside base's state answered by __getattribute__": Refusal(
+            "import collections\nclass O(collections.OrderedDict):\n"
+            "    def __getattribute__(self, name):\n        return object.__getattribute__(self, name)",
+            "policy",
+            "class O with __getattribute__ is not allowed",
+        ),
+        "an outside base's state given by a mixin's property": Refusal(
+            "import collections\nclass M:\n    @property\n    def _OrderedDict__root(self):\n"
+            "        return None\nclass O(M, collections.OrderedDict):\n    pass",
+            "policy",
+            "class O with _OrderedDict__root is not allowed",
+        ),
+        "an outside base's state added to a mixin afterwards": Refusal(
+            "import collections\nclass M:\n    pass\nclass O(M, collections.OrderedDict):\n"
+            "    pass\nM._OrderedDict__map = {}",
+            "policy",
+            "O derives from OrderedDict from outside the snippet",
+        ),
+        "a cached_property named by a str subclass": Refusal(
+            "import functools, collections\nclass S(str):\n    pass\n"
+            "class CP(functools.cached_property):\n    pass\ncp = CP(lambda self: {})\n"
+            "cp.attrname = S('_OrderedDict__map')\nclass O(collections.OrderedDict):\n    pass\n"
+            "cp.__get__(O(), O)",
+            "policy",
+            "'_OrderedDict__map' of O is not allowed",
         ),
         "__match_args__ rewritten after the class was made": Refusal(
             "class M:\n    __match_args__ = ('x',)\nM.__match_args__ = ('__dict__',)",
@@ -2114,6 +2140,28 @@ async def test_a_class_attribute_of_a_base_from_outside_is_a_copy(fab: Fabric) -
     result = await fab.exec(code)
     assert result.ok, result.text
     assert result.value == ["a b     c", False, "zoneinfo.ZoneInfo(key='UTC')", False]
+
+
+async def test_what_a_snippet_leaves_running_never_stops_the_worker(fab: Fabric) -> None:
+    """An abandoned async generator whose ``finally`` raises ``SystemExit`` (asyncio closes it
+    in a task of its own), and a timeout or task group entered and never left (bound to the
+    task that entered it), stop neither the worker nor the sending of a large result."""
+    finalizer = (
+        "import asyncio\nasync def agen():\n    try:\n        yield 1\n        yield 2\n"
+        "    finally:\n        raise SystemExit(7)\ng = agen()\nasync for x in g:\n    break\n"
+        "g = None\nfor _ in range(5):\n    await asyncio.sleep(0)\nreturn 'survived'"
+    )
+    result = await fab.exec(finalizer)
+    assert result.ok and result.value == "survived", result.text
+    for scope in (
+        "a = asyncio.timeout(0.01)\nawait a.__aenter__()\n",
+        "tg = asyncio.TaskGroup()\nawait tg.__aenter__()\nasync def boom():\n"
+        "    await asyncio.sleep(0.01)\n    raise ValueError('x')\ntg.create_task(boom())\n",
+    ):
+        result = await fab.exec("import asyncio\n" + scope + "return 'x' * 2_000_000")
+        assert result.ok, result.text
+        again = await fab.exec("return 1")
+        assert again.ok and again.value == 1
 
 
 async def test_the_standard_library_never_hands_its_tables_to_a_snippet(fab: Fabric) -> None:
