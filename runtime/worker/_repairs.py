@@ -231,6 +231,11 @@ def repair() -> dict[str, Any]:
         "__index__ after taking the slot, which it may free): they convert the value first, "
         "however they are reached"
     )
+    repair_dict_clear()
+    repaired.append(
+        f"{DICT_CLEAR} (an insert whose key's __eq__ cleared the dict stored a key in a "
+        "table for str keys only): dict.clear leaves a table for any keys"
+    )
     repair_unicode_errors()
     repaired.append(
         f"{UNICODE_ERROR_STR} (the Unicode errors' str() reads object[start] for a negative "
@@ -799,14 +804,37 @@ def _array_stores() -> dict[str, Any]:
 _ARRAY_STORES = ("append", "insert", "extend", "fromlist", "__setitem__")
 
 
+_SLICE_FIELDS = tuple(vars(slice)[name].__get__ for name in ("start", "stop", "step"))
+
+
+def _exact_key(key: Any) -> Any:
+    """An index or a slice as exact ints (or None): CPython 3.11's bytearray store and delete
+    take the buffer pointer, then unpack the slice, running its bounds' ``__index__``, which
+    may resize the buffer. Any other key goes on as given, for CPython's own TypeError."""
+    if type(key) is int:
+        return key
+    if isinstance(key, slice):
+        start, stop, step = (_bound(field(key)) for field in _SLICE_FIELDS)
+        return slice(start, stop, step)
+    return operator.index(key) if hasattr(type(key), "__index__") else key
+
+
 def _item_store(native: Any) -> Any:
     def __setitem__(self: Any, key: Any, value: Any, /) -> None:
+        key = _exact_key(key)
         if isinstance(key, slice):  # a slice takes a buffer, built before the store
             native(self, key, value)
         else:
-            native(self, operator.index(key), exact_item(self, value))
+            native(self, key, exact_item(self, value))
 
     return __setitem__
+
+
+def _item_delete(native: Any) -> Any:
+    def __delitem__(self: Any, key: Any, /) -> None:
+        native(self, _exact_key(key))
+
+    return __delitem__
 
 
 def _generic_store_slots() -> tuple[int, int]:
@@ -842,7 +870,12 @@ def repair_stores() -> None:
                     _item_store(vars(bytearray)["__setitem__"]),
                     "__setitem__",
                     vars(bytearray)["__setitem__"],
-                )
+                ),
+                "__delitem__": _named(
+                    _item_delete(vars(bytearray)["__delitem__"]),
+                    "__delitem__",
+                    vars(bytearray)["__delitem__"],
+                ),
             },
         ),
     ):
@@ -856,3 +889,36 @@ def repair_stores() -> None:
             slot_of(kind).value != generic for slot_of, generic in slots
         ):
             raise RepairError(f"{kind.__name__}'s stores are still CPython's")
+
+
+# -- dict.clear -------------------------------------------------------------------------------
+
+DICT_CLEAR = "gh-140551"
+"""CPython's issue for a dict whose key kind its insert checked before a lookup that cleared
+it."""
+
+
+def _dict_clear(native: Any) -> Any:
+    store, delete = vars(dict)["__setitem__"], vars(dict)["__delitem__"]
+
+    def clear(self: Any, /) -> None:
+        # CPython 3.11 empties a dict onto the shared empty table, whose keys are all str:
+        # an insert whose lookup ran a key's __eq__ that cleared the dict then stored its
+        # key in a str-only table, read later as a str (popitem wrote before the table)
+        native(self)
+        store(self, 0, None)  # an int key: the table is one for any keys from here on
+        delete(self, 0)
+
+    clear.__qualname__, clear.__module__, clear.__doc__ = "dict.clear", "builtins", native.__doc__
+    return clear
+
+
+def repair_dict_clear() -> None:
+    """``dict.clear`` leaves a table for any keys behind, never the shared empty one."""
+    native = vars(dict)["clear"]
+    if type(native) is not type(vars(dict)["get"]):
+        return  # already repaired
+    made = _dict_clear(native)
+    _install(dict, {"clear": made})
+    if dict.clear is not made:
+        raise RepairError("dict.clear is still CPython's")

@@ -1881,6 +1881,21 @@ REENTRANT: dict[str, tuple[str, object]] = {
         + "import bisect\nbisect.insort(a, I())\nlen(a)",
         1,
     ),
+    "a bytearray slice whose bound's __index__ grows it (a delete and a store)": (
+        "ba = bytearray(64)\nclass Ev:\n    def __index__(self):\n"
+        "        ba.extend(bytes(1 << 16))\n        return 0\n"
+        "del ba[Ev():64:2]\nn = len(ba)\nba[Ev():8:2] = bytes(4)\n[n, len(ba)]",
+        [65568, 131104],
+    ),
+    "a dict key whose __eq__ clears the dict it is being stored in (gh-140551)": (
+        "out = []\nfor r in range(200):\n    d = {}\n    class A:\n        def __hash__(s):\n"
+        "            return 1\n    class B:\n        def __hash__(s):\n            return 1\n"
+        "        def __eq__(s, o):\n            d.clear()\n            return False\n"
+        "    d[A()] = 1\n    b = B()\n    d[b] = 2\n    out.append(d.get(A(), 'x'))\n"
+        "    try:\n        d.popitem()\n    except KeyError as e:\n        out.append(str(e))\n"
+        "    d['k%d' % r] = r\n    d[b] = 3\n    out.append(len(d))\nout[-3:]",
+        ["x", "'popitem(): dictionary is empty'", 2],
+    ),
     "a csv reader re-entered from its own input": (
         "import csv\nclass It:\n    n = 0\n    def __iter__(self):\n        return self\n"
         "    def __next__(self):\n        self.n += 1\n        if self.n == 1:\n"
