@@ -88,11 +88,12 @@ class Timeout:
     """``async with asyncio.timeout(s) as scope:`` without exposing the loop-bound Timeout
     object: ``scope.when()``, ``scope.reschedule(when)`` and ``scope.expired()`` are its."""
 
-    __slots__ = ("_delay", "_inner")
+    __slots__ = ("_abandoned", "_delay", "_inner")
 
     def __init__(self, delay: float | None) -> None:
         self._delay = _seconds(delay)
         self._inner: Any = None
+        self._abandoned = False
 
     async def __aenter__(self) -> Timeout:
         if self._inner is not None:  # CPython's Timeout says so too
@@ -103,7 +104,8 @@ class Timeout:
         return self
 
     def abandon(self) -> None:
-        """Never fire (see :func:`settle`)."""
+        """Never fire, whatever a task left running asks later (see :func:`settle`)."""
+        self._abandoned = True
         if not self._inner.expired():
             self._inner.reschedule(None)
 
@@ -121,6 +123,8 @@ class Timeout:
         """End the scope at loop time ``when`` (``scope.when() + 5``), or never (None)."""
         if when is not None and type(when) not in (int, float):
             raise TypeError("reschedule() takes a loop time (a number, as when() gives) or None")
+        if self._abandoned:
+            raise RuntimeError("the snippet that entered this timeout has returned")
         self._entered().reschedule(when)
 
     def expired(self) -> bool:
@@ -381,7 +385,7 @@ class Task:
         self._inner.set_name(str(value))
 
     def __repr__(self) -> str:
-        inner = self._inner
+        inner: Any = self._inner  # its private state: asyncio offers no way to say this
         state = "pending" if not inner.done() else "cancelled" if inner.cancelled() else "finished"
         return f"<Task {state} name={inner.get_name()!r}>"
 
@@ -423,7 +427,11 @@ class TaskGroup:
         return self
 
     def abandon(self) -> None:
-        """Cancel what still runs (see :func:`settle`)."""
+        """Cancel what still runs, take no new task, and never cancel the task that entered
+        the group, whatever a task does later (see :func:`settle`)."""
+        inner: Any = self._inner  # its private state: asyncio offers no way to say this
+        inner._parent_cancel_requested = True  # a failing task cancels no parent then
+        inner._abort()  # its tasks cancelled, and create_task says it is shutting down
         for task in self._tasks:
             task.cancel()
 

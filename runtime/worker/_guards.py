@@ -288,6 +288,8 @@ class ClassStatement:
         check_namespace(name, namespace)
         check_finalized(name, bases, namespace)
         check_class_state(name, bases, namespace, self._classes.defined)
+        if "__getitem__" in namespace and not _iterable(namespace, bases):
+            namespace["__iter__"] = sequence_iter
         try:
             made: type = winner(name, bases, namespace, **kwargs)
         finally:
@@ -476,6 +478,8 @@ class _ClassWrites:
         if _RUNNING:
             check_class_write(cls, name, _RUNNING[-1].defined)
         setattr(cls, name, check_class_value(cls.__name__, name, value))
+        if name == "__getitem__" and not _iterable({}, (cls,)):
+            type.__setattr__(cls, "__iter__", sequence_iter)  # as a class body gets it
 
     def __delattr__(self, name: str) -> None:
         cls = object.__getattribute__(self, "_cls")
@@ -773,6 +777,33 @@ def _check_state(
 
 _STATE_READERS = ("__getattribute__", "__getattr__")
 """What would answer an outside base's reads of its own state instead of the instance."""
+
+
+def sequence_iter(self: Any) -> Iterator[Any]:
+    """``iter()`` of a snippet's class that has ``__getitem__`` and no ``__iter__``: the
+    sequence protocol as CPython's iterator walks it, in a generator. CPython 3.11's own
+    iterator drops its reference to the sequence twice when ``__getitem__`` re-enters it
+    (``next(it)`` inside ``__getitem__``), leaving the snippet a name for freed memory; a
+    generator re-entered says it is already running."""
+    index = 0
+    while True:
+        try:
+            item = self[index]
+        except (IndexError, StopIteration):
+            return
+        yield item
+        index += 1
+
+
+STANDS_FOR_SNIPPET[sequence_iter] = sequence_iter  # a snippet's class holds it as its own
+
+
+def _iterable(namespace: Any, bases: tuple[type, ...]) -> bool:
+    """Whether a class of ``namespace`` and ``bases`` gets ``__iter__`` (or ``None``, which
+    makes it not iterable) from somewhere other than ``object``."""
+    if "__iter__" in namespace:
+        return True
+    return any("__iter__" in _NAMESPACE(k) for base in bases for k in _MRO(base) if k is not object)
 
 
 def check_class_state(

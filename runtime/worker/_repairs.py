@@ -830,6 +830,22 @@ def _item_store(native: Any) -> Any:
     return __setitem__
 
 
+def _bytes_extend(native: Any) -> Any:
+    def extend(self: Any, values: Any, /) -> None:
+        # CPython 3.11 sizes the buffer by the iterator's __length_hint__ and, told 0, keeps
+        # a byte of uninitialised memory (and writes one into the shared empty buffer,
+        # gh-143003): anything but a buffer is made a list first
+        try:
+            memoryview(values).release()  # a buffer (an array too): read as CPython reads it
+        except TypeError:
+            if not hasattr(type(values), "__iter__"):
+                raise TypeError(f"can't extend bytearray with {type(values).__name__}") from None
+            values = [exact_item(self, value) for value in values]
+        native(self, values)
+
+    return extend
+
+
 def _item_delete(native: Any) -> Any:
     def __delitem__(self: Any, key: Any, /) -> None:
         native(self, _exact_key(key))
@@ -875,6 +891,9 @@ def repair_stores() -> None:
                     _item_delete(vars(bytearray)["__delitem__"]),
                     "__delitem__",
                     vars(bytearray)["__delitem__"],
+                ),
+                "extend": _named(
+                    _bytes_extend(vars(bytearray)["extend"]), "extend", vars(bytearray)["extend"]
                 ),
             },
         ),

@@ -41,6 +41,7 @@ import hashlib
 import importlib.util
 import inspect
 import io
+import itertools
 import json
 import keyword
 import operator
@@ -682,6 +683,117 @@ def _lines(lines: Iterator[Any]) -> Iterator[Any]:
     yield from lines
 
 
+def _a_number(value: Any) -> Any:
+    kind = type(value)
+    if not any(
+        hasattr(kind, slot) for slot in ("__index__", "__int__", "__float__", "__complex__")
+    ):
+        raise TypeError("a number is required")
+    return value
+
+
+def _counting(start: Any, step: Any) -> Iterator[Any]:
+    n = start
+    while True:
+        yield n
+        n += step
+
+
+def count(start: Any = 0, step: Any = 1) -> Iterator[Any]:
+    """``itertools.count``, a generator: CPython 3.11's adds the step to a number it no longer
+    holds when the step's ``__radd__`` advances the same count (gh-154670); a generator
+    re-entered says it is already running."""
+    return _counting(_a_number(start), _a_number(step))
+
+
+def _bound_arg(value: Any, what: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        bound = operator.index(value)
+    except TypeError:
+        bound = -1
+    if bound < 0 or bound > sys.maxsize:
+        raise ValueError(f"{what} for islice() must be None or an integer: 0 <= x <= sys.maxsize.")
+    return bound
+
+
+def _slicing(it: Iterator[Any], start: int, stop: int | None, step: int) -> Iterator[Any]:
+    wanted = start
+    for index in itertools.count():
+        if stop is not None and index >= stop:
+            return
+        try:
+            item = next(it)
+        except StopIteration:
+            return
+        if index == wanted:
+            yield item
+            wanted += step
+
+
+def islice(iterable: Any, *args: Any) -> Iterator[Any]:
+    """``itertools.islice``, a generator: CPython 3.11's goes on with a source that the
+    source's own ``__next__`` freed by re-entering the islice."""
+    if not 1 <= len(args) <= 3:
+        raise TypeError(f"islice expected at most 4 arguments, got {len(args) + 1}")
+    if len(args) == 1:
+        start, stop, step = None, args[0], None
+    else:
+        start, stop, step = (*args, None)[:3]
+    stop_at = _bound_arg(stop, "Stop argument" if len(args) == 1 else "Indices")
+    start_at = _bound_arg(start, "Indices") or 0
+    if step is None:
+        every = 1
+    else:
+        try:
+            every = operator.index(step)
+        except TypeError:
+            every = 0
+        if every <= 0:
+            raise ValueError("Step for islice() must be a positive integer or None.")
+    return _slicing(iter(iterable), start_at, stop_at, every)
+
+
+def _pairing(it: Iterator[Any]) -> Iterator[tuple[Any, Any]]:
+    for first in it:
+        for second in it:
+            yield first, second
+            first = second
+        return
+
+
+def pairwise(iterable: Any) -> Iterator[tuple[Any, Any]]:
+    """``itertools.pairwise``, a generator: CPython 3.11's re-entered from its source keeps
+    a pair it freed (gh-149557)."""
+    return _pairing(iter(iterable))
+
+
+def _zipping(iterators: list[Iterator[Any]], fillvalue: Any) -> Iterator[tuple[Any, ...]]:
+    active = len(iterators)
+    if not active:
+        return
+    while True:
+        values = []
+        for i, it in enumerate(iterators):
+            try:
+                value = next(it)
+            except StopIteration:
+                active -= 1
+                if not active:
+                    return
+                iterators[i] = itertools.repeat(fillvalue)
+                value = fillvalue
+            values.append(value)
+        yield tuple(values)
+
+
+def zip_longest(*iterables: Any, fillvalue: Any = None) -> Iterator[tuple[Any, ...]]:
+    """``itertools.zip_longest``, a generator: CPython 3.11's re-entered from a source frees
+    the result tuple it goes on filling (gh-142732)."""
+    return _zipping([iter(it) for it in iterables], fillvalue)
+
+
 def csv_reader(csvfile: Any, dialect: Any = "excel", **fmtparams: Any) -> Any:
     """``csv.reader``: CPython's reader, fed through a generator of ours. CPython 3.11's reader
     has no guard against being re-entered from its own input (a line iterator whose
@@ -731,11 +843,14 @@ class cached_property:
                 f"No '__dict__' attribute on {type(instance).__name__!r} instance to cache "
                 f"{self.attrname!r} property."
             )
-        _guards.refuse_outside_state(type(instance), [self.attrname])  # it sets that name
-        if self.attrname in cache:
-            return cache[self.attrname]
+        name = self.attrname  # read once: the function below may rename it
+        if type(name) is not str:
+            raise TypeError(f"cached_property's attrname must be a str, not {type(name).__name__}")
+        _guards.refuse_outside_state(type(instance), [name])  # it sets that name
+        if name in cache:
+            return cache[name]
         value = self.func(instance)
-        cache[self.attrname] = value
+        cache[name] = value
         return value
 
 
@@ -1464,9 +1579,10 @@ def update_wrapper(
         elif type(value) is str or value is None:  # a name and a doc, nothing it holds
             setattr(wrapper, attr, value)
     held = getattr(wrapped, "__dict__", {}) if own else {}
-    if type(held) is dict:
-        _guards.refuse_outside_state(type(wrapper), held)  # what it copies, it sets
-        vars(wrapper).update(held)
+    if type(held) is dict:  # copied by exact names: a str subclass's hash and == could lie
+        exact = {str.__str__(k): v for k, v in held.items() if isinstance(k, str)}
+        _guards.refuse_outside_state(type(wrapper), exact)  # what it copies, it sets
+        vars(wrapper).update(exact)
     wrapper.__wrapped__ = wrapped
     return wrapper
 
@@ -1539,6 +1655,10 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("functools", "update_wrapper"): update_wrapper,
         ("functools", "cached_property"): cached_property,
         ("itertools", "groupby"): groupby,
+        ("itertools", "count"): count,
+        ("itertools", "islice"): islice,
+        ("itertools", "pairwise"): pairwise,
+        ("itertools", "zip_longest"): zip_longest,
         ("json", "dumps"): dumps,
         ("json", "JSONEncoder"): JSONEncoder,
         ("functools", "singledispatch"): singledispatch,

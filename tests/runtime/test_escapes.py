@@ -1534,8 +1534,15 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "class CP(functools.cached_property):\n    pass\ncp = CP(lambda self: {})\n"
             "cp.attrname = S('_OrderedDict__map')\nclass O(collections.OrderedDict):\n    pass\n"
             "cp.__get__(O(), O)",
-            "policy",
-            "'_OrderedDict__map' of O is not allowed",
+            "runtime",
+            "cached_property's attrname must be a str, not S",
+        ),
+        "a cached_property whose name is a str subclass that hashes as another": Refusal(
+            "import functools\nclass S(str):\n    pass\nclass CP(functools.cached_property):\n"
+            "    pass\ncp = CP(lambda self: 1)\ncp.attrname = S('x')\nclass C:\n    pass\n"
+            "cp.__get__(C(), C)",
+            "runtime",
+            "cached_property's attrname must be a str, not S",
         ),
         "__match_args__ rewritten after the class was made": Refusal(
             "class M:\n    __match_args__ = ('x',)\nM.__match_args__ = ('__dict__',)",
@@ -1896,6 +1903,33 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "    d['k%d' % r] = r\n    d[b] = 3\n    out.append(len(d))\nout[-3:]",
         ["x", "'popitem(): dictionary is empty'", 2],
     ),
+    "a sequence whose __getitem__ re-enters its own iterator": (
+        "st = [0]\nclass Seq:\n    def __getitem__(self, i):\n        if st[0] == 0:\n"
+        "            st[0] = 1\n            try:\n                next(IT)\n"
+        "            except StopIteration:\n                pass\n        raise IndexError(i)\n"
+        "IT = iter(Seq())\ntry:\n    next(IT)\nexcept (StopIteration, ValueError) as e:\n"
+        "    out = type(e).__name__\nout",
+        "ValueError",
+    ),
+    "itertools re-entered from their own step or source (gh-154670, gh-149557, gh-142732)": (
+        "import itertools\nout = []\nc = None\nclass Step:\n    armed = True\n"
+        "    def __index__(self):\n        return 1\n"
+        "    def __radd__(self, other):\n        if Step.armed:\n            Step.armed = False\n"
+        "            next(c)\n        return other + 1\nc = itertools.count(int('7' * 40), Step())\n"
+        "try:\n    next(c)\n    next(c)\nexcept ValueError as e:\n    out.append(str(e))\n"
+        "it = None\ndef g():\n    yield next(it)\n"
+        "for make in (itertools.pairwise, lambda s: itertools.islice(s, 3), "
+        "lambda s: itertools.zip_longest(s, 'ab')):\n    it = make(g())\n    try:\n"
+        "        next(it)\n    except ValueError as e:\n        out.append(str(e))\nout",
+        ["generator already executing"] * 4,
+    ),
+    "bytearray.extend told a length of 0 (gh-143003)": (
+        "class It:\n    n = 0\n    def __iter__(self):\n        return self\n"
+        "    def __length_hint__(self):\n        return 0\n    def __next__(self):\n"
+        "        self.n += 1\n        if self.n > 3:\n            raise StopIteration\n"
+        "        return 65\nba = bytearray()\nba.extend(It())\nbytes(ba).decode()",
+        "AAA",
+    ),
     "a csv reader re-entered from its own input": (
         "import csv\nclass It:\n    n = 0\n    def __iter__(self):\n        return self\n"
         "    def __next__(self):\n        self.n += 1\n        if self.n == 1:\n"
@@ -2172,6 +2206,16 @@ async def test_what_a_snippet_leaves_running_never_stops_the_worker(fab: Fabric)
         "a = asyncio.timeout(0.01)\nawait a.__aenter__()\n",
         "tg = asyncio.TaskGroup()\nawait tg.__aenter__()\nasync def boom():\n"
         "    await asyncio.sleep(0.01)\n    raise ValueError('x')\ntg.create_task(boom())\n",
+        # a task left running re-arms the timeout once the snippet has returned
+        "a = asyncio.timeout(1000)\nawait a.__aenter__()\nasync def bg():\n"
+        "    while a.when() is not None:\n        try:\n            await asyncio.sleep(0)\n"
+        "        except asyncio.CancelledError:\n            pass\n    a.reschedule(0)\n"
+        "t = asyncio.create_task(bg())\n",
+        # a child that swallows the group's cancel and then fails
+        "tg = asyncio.TaskGroup()\nawait tg.__aenter__()\nasync def child():\n    try:\n"
+        "        await asyncio.sleep(1000)\n    except asyncio.CancelledError:\n        pass\n"
+        "    await asyncio.sleep(0)\n    raise ValueError('boom')\ntg.create_task(child())\n"
+        "await asyncio.sleep(0)\n",
     ):
         result = await fab.exec("import asyncio\n" + scope + "return 'x' * 2_000_000")
         assert result.ok, result.text
