@@ -910,34 +910,68 @@ def repair_stores() -> None:
             raise RepairError(f"{kind.__name__}'s stores are still CPython's")
 
 
-# -- dict.clear -------------------------------------------------------------------------------
+# -- dict tables ------------------------------------------------------------------------------
 
 DICT_CLEAR = "gh-140551"
-"""CPython's issue for a dict whose key kind its insert checked before a lookup that cleared
-it."""
+"""CPython's issue for a dict whose key kind its insert checked before a lookup that emptied
+it (a clear, or a refill that took another dict's table for str keys only)."""
+
+_HELD = object()
+"""A key no snippet holds: it keeps an emptied dict's table one for any keys while a merge
+into it would otherwise take a copy of the other dict's table."""
 
 
-def _dict_clear(native: Any) -> Any:
-    store, delete = vars(dict)["__setitem__"], vars(dict)["__delitem__"]
+def _dict_tables() -> dict[str, Any]:
+    store, delete, size = vars(dict)["__setitem__"], vars(dict)["__delitem__"], dict.__len__
+    native = {name: vars(dict)[name] for name in ("clear", "update", "__init__", "__ior__")}
 
     def clear(self: Any, /) -> None:
         # CPython 3.11 empties a dict onto the shared empty table, whose keys are all str:
-        # an insert whose lookup ran a key's __eq__ that cleared the dict then stored its
+        # an insert whose lookup ran a key's __eq__ that emptied the dict then stored its
         # key in a str-only table, read later as a str (popitem wrote before the table)
-        native(self)
+        native["clear"](self)
         store(self, 0, None)  # an int key: the table is one for any keys from here on
         delete(self, 0)
 
-    clear.__qualname__, clear.__module__, clear.__doc__ = "dict.clear", "builtins", native.__doc__
-    return clear
+    def merging(name: str) -> Any:
+        def method(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+            if size(self):
+                return native[name](self, *args, **kwargs)
+            # merged into an empty dict, CPython copies the other dict's table (for str keys
+            # only, often): held non-empty, it inserts into a table for any keys
+            store(self, _HELD, None)
+            try:
+                return native[name](self, *args, **kwargs)
+            finally:
+                delete(self, _HELD)
+
+        return method
+
+    made = {"clear": clear, **{name: merging(name) for name in ("update", "__init__", "__ior__")}}
+    for name, method in made.items():
+        method.__name__, method.__qualname__ = name, f"dict.{name}"
+        method.__module__, method.__doc__ = "builtins", native[name].__doc__
+    return made
 
 
 def repair_dict_clear() -> None:
-    """``dict.clear`` leaves a table for any keys behind, never the shared empty one."""
+    """``dict.clear`` leaves a table for any keys behind, never the shared empty one, and a
+    merge into an empty dict (``update``, ``__init__``, ``|=``) never takes another's."""
     native = vars(dict)["clear"]
     if type(native) is not type(vars(dict)["get"]):
         return  # already repaired
-    made = _dict_clear(native)
-    _install(dict, {"clear": made})
-    if dict.clear is not made:
-        raise RepairError("dict.clear is still CPython's")
+    generic = _generic_change_slots()
+    # not tp_init: C subclasses (ctypes' StgDict) call dict's own from theirs, which would
+    # find theirs again; an existing dict is re-initialised by calling __init__, found here
+    slots: dict[str, Callable[[type], ctypes.c_void_p]] = {
+        "__ior__": _in_table(_AS_NUMBER, _NB_INPLACE["__ior__"]),
+    }
+    originals = {name: slot_of(dict).value for name, slot_of in slots.items()}
+    made = _dict_tables()
+    _install(dict, made)
+    for name, slot_of in slots.items():
+        _repoint(dict, slot_of, originals[name], generic[name])
+    if dict.clear is not made["clear"] or any(
+        slot_of(dict).value != generic[name] for name, slot_of in slots.items()
+    ):
+        raise RepairError("dict's tables are still CPython's")

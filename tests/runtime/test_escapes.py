@@ -1930,6 +1930,17 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "        return 65\nba = bytearray()\nba.extend(It())\nbytes(ba).decode()",
         "AAA",
     ),
+    "a dict key whose __eq__ empties the dict and refills it from another (gh-140551)": (
+        "out = []\nfor how in ['update', 'ior', 'init'] * 30:\n    d = {}\n    class A:\n"
+        "        def __hash__(s):\n            return 1\n    class B:\n"
+        "        def __hash__(s):\n            return 1\n        def __eq__(s, o):\n"
+        "            d.popitem()\n            if how == 'update':\n                d.update({'zz': 0})\n"
+        "            elif how == 'ior':\n                h = d\n                h |= {'zz': 0}\n"
+        "            else:\n                dict.__init__(d, {'zz': 0})\n            return False\n"
+        "    d[A()] = 1\n    b = B()\n    d.setdefault(b, 2)\n    d['k'] = 1\n    d[b] = 3\n"
+        "    out.append(sorted(map(str, d.values())))\nout[-3:]",
+        [["0", "1", "3"]] * 3,
+    ),
     "a csv reader re-entered from its own input": (
         "import csv\nclass It:\n    n = 0\n    def __iter__(self):\n        return self\n"
         "    def __next__(self):\n        self.n += 1\n        if self.n == 1:\n"
