@@ -484,8 +484,7 @@ MODULES: dict[str, tuple[str, ...]] = {
 """The modules a snippet may import, each with the only names its facade exposes. ``asyncio``
 is rebuilt from small wrappers (a task is a handle that shows its state; the locks, events
 and queues hold asyncio's own out of reach), so no task, future or loop ever reaches a
-snippet. What the
-others leave out on purpose: ``typing.get_type_hints`` (it evaluates strings),
+snippet. What the others leave out on purpose: ``typing.get_type_hints`` (it evaluates strings),
 ``string.Formatter`` (it resolves attribute paths unguarded), ``time.sleep`` (use
 ``await asyncio.sleep``), ``io``'s files (only the in-memory ``StringIO`` and ``BytesIO``);
 ``operator``'s in-place forms that iterate (``iadd``, ``ior``, ``iconcat``) are left out;
