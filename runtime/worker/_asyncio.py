@@ -13,6 +13,7 @@ snippet's subclass could not reach the real primitive, but nothing is gained by 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import operator
 import types
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
@@ -169,9 +170,11 @@ def settle() -> None:
     """When the snippet's main has finished: a timeout it left entered never fires (it would
     cancel the runtime's work that sends the result), and the tasks of a task group it left
     entered are cancelled (one that failed would cancel it too)."""
-    for scope in list(_ENTERED):
-        scope.abandon()
+    scopes = list(_ENTERED)
     _ENTERED.clear()
+    for scope in scopes:
+        with contextlib.suppress(Exception):  # the snippet's own result matters more
+            scope.abandon()
 
 
 def _count(value: Any) -> Any:

@@ -34,6 +34,7 @@ start rather than run snippets on a known use-after-free.
 from __future__ import annotations
 
 import array
+import collections
 import ctypes
 import gc
 import operator
@@ -768,6 +769,8 @@ def exact_item(holder: Any, value: Any) -> Any:
         return value
     code = "B" if isinstance(holder, bytearray) else _TYPECODE(holder)  # never an override
     if code in "fd":
+        if isinstance(value, str | bytes | bytearray):  # float() would parse them
+            raise TypeError(f"must be real number, not {type(value).__name__}")
         return float(value)
     if code == "u":
         return value  # a str, read without calling anything
@@ -921,8 +924,25 @@ _HELD = object()
 into it would otherwise take a copy of the other dict's table."""
 
 
+def _merging(native: Any) -> Any:
+    store, size, pop = vars(dict)["__setitem__"], dict.__len__, vars(dict)["pop"]
+
+    def method(self: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if size(self):
+            return native(self, *args, **kwargs)
+        # merged into an empty dict, CPython copies the other dict's table (for str keys
+        # only, often): held non-empty, it inserts into a table for any keys
+        store(self, _HELD, None)
+        try:
+            return native(self, *args, **kwargs)
+        finally:
+            pop(self, _HELD, None)  # gone already if the merge emptied the dict
+
+    return method
+
+
 def _dict_tables() -> dict[str, Any]:
-    store, delete, size = vars(dict)["__setitem__"], vars(dict)["__delitem__"], dict.__len__
+    store, delete = vars(dict)["__setitem__"], vars(dict)["__delitem__"]
     native = {name: vars(dict)[name] for name in ("clear", "update", "__init__", "__ior__")}
 
     def clear(self: Any, /) -> None:
@@ -933,21 +953,8 @@ def _dict_tables() -> dict[str, Any]:
         store(self, 0, None)  # an int key: the table is one for any keys from here on
         delete(self, 0)
 
-    def merging(name: str) -> Any:
-        def method(self: Any, /, *args: Any, **kwargs: Any) -> Any:
-            if size(self):
-                return native[name](self, *args, **kwargs)
-            # merged into an empty dict, CPython copies the other dict's table (for str keys
-            # only, often): held non-empty, it inserts into a table for any keys
-            store(self, _HELD, None)
-            try:
-                return native[name](self, *args, **kwargs)
-            finally:
-                delete(self, _HELD)
-
-        return method
-
-    made = {"clear": clear, **{name: merging(name) for name in ("update", "__init__", "__ior__")}}
+    merges = ("update", "__init__", "__ior__")
+    made = {"clear": clear, **{name: _merging(native[name]) for name in merges}}
     for name, method in made.items():
         method.__name__, method.__qualname__ = name, f"dict.{name}"
         method.__module__, method.__doc__ = "builtins", native[name].__doc__
@@ -971,6 +978,12 @@ def repair_dict_clear() -> None:
     _install(dict, made)
     for name, slot_of in slots.items():
         _repoint(dict, slot_of, originals[name], generic[name])
+    # defaultdict's own __init__ merges through dict's C init, not the method above
+    native_init = vars(collections.defaultdict)["__init__"]
+    init = _merging(native_init)
+    init.__qualname__, init.__module__ = "defaultdict.__init__", "collections"
+    init.__doc__ = native_init.__doc__
+    _install(collections.defaultdict, {"__init__": init})
     if dict.clear is not made["clear"] or any(
         slot_of(dict).value != generic[name] for name, slot_of in slots.items()
     ):

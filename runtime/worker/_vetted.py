@@ -680,7 +680,8 @@ _C_READER = csv.reader
 
 
 def _lines(lines: Iterator[Any]) -> Iterator[Any]:
-    yield from lines
+    for line in lines:  # noqa: UP028  # yield from would close the snippet's source with it
+        yield line
 
 
 def _a_number(value: Any) -> Any:
@@ -696,7 +697,7 @@ def _counting(start: Any, step: Any) -> Iterator[Any]:
     n = start
     while True:
         yield n
-        n += step
+        n = n + step  # as CPython adds: never in place
 
 
 def count(start: Any = 0, step: Any = 1) -> Iterator[Any]:
@@ -719,17 +720,27 @@ def _bound_arg(value: Any, what: str) -> int | None:
 
 
 def _slicing(it: Iterator[Any], start: int, stop: int | None, step: int) -> Iterator[Any]:
-    wanted = start
-    for index in itertools.count():
+    index, wanted = 0, start  # as CPython's: skip to the next wanted index, then stop there
+    while True:
+        if stop is not None and index >= stop:
+            return
+        while index < wanted:
+            try:
+                next(it)
+            except StopIteration:
+                return
+            index += 1
         if stop is not None and index >= stop:
             return
         try:
             item = next(it)
         except StopIteration:
             return
-        if index == wanted:
-            yield item
-            wanted += step
+        index += 1
+        yield item
+        wanted += step
+        if stop is not None and wanted > stop:
+            wanted = stop
 
 
 def islice(iterable: Any, *args: Any) -> Iterator[Any]:
@@ -750,7 +761,7 @@ def islice(iterable: Any, *args: Any) -> Iterator[Any]:
             every = operator.index(step)
         except TypeError:
             every = 0
-        if every <= 0:
+        if every <= 0 or every > sys.maxsize:
             raise ValueError("Step for islice() must be a positive integer or None.")
     return _slicing(iter(iterable), start_at, stop_at, every)
 

@@ -381,6 +381,21 @@ CASES: dict[str, str] = {
         "[paths(10, 10), len(paths.cache), paths.__name__, counter.calls, "
         "hasattr(counter, '_seen'), sorted(vars(counter))]"
     ),
+    "the sandbox's itertools, csv reader and dict merges at their edges": (
+        "import csv, io, itertools, collections\nf = io.StringIO('a,b\\n1,2\\n')\n"
+        "header = next(csv.reader(f))\nrest = f.read()\n"
+        "it = iter(range(10))\na = list(itertools.islice(it, 5, 2))\nb = next(it)\n"
+        "it = iter(range(10))\nc = list(itertools.islice(it, 3, 20, 4))\nd = next(it, 'end')\n"
+        "it = iter(range(10))\ne = list(itertools.islice(it, 0, 6, 2))\ng = next(it)\n"
+        "class N:\n    def __init__(self, v):\n        self.v = v\n"
+        "    def __add__(self, o):\n        return N(self.v + o)\n"
+        "    def __iadd__(self, o):\n        self.v += o\n        return self\n"
+        "cnt = itertools.count(N(0))\nvals = [next(cnt).v for _ in range(3)]\n"
+        "dd = collections.defaultdict(list, {'a': [1]})\ndd.__init__(int, {'c': 3})\n"
+        "m = {}\nm.update(x=1)\nm |= {'y': 2}\n"
+        "[header, rest, a, b, c, d, e, g, vals, sorted(dd.items()), dd['q'], m, "
+        "list(itertools.pairwise('abc')), list(itertools.zip_longest('a', 'xy'))]"
+    ),
     "functools.wraps in a decorator": (
         "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a, **k):\n"
         "        return f(*a, **k) * 2\n    return inner\n@deco\ndef area(w, h):\n"
