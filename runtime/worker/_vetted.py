@@ -805,6 +805,51 @@ def zip_longest(*iterables: Any, fillvalue: Any = None) -> Iterator[tuple[Any, .
     return _zipping([iter(it) for it in iterables], fillvalue)
 
 
+def _chaining(iterables: Iterator[Any]) -> Iterator[Any]:
+    for iterable in iterables:
+        for item in iterable:  # noqa: UP028  # yield from would close the snippet's iterators
+            yield item
+
+
+class chain:  # the name itertools gives it
+    """``itertools.chain``, a generator: CPython 3.11's frees the iterator it is advancing
+    when that iterator's own code drains the chain (a ``filter`` whose predicate calls
+    ``next()`` on it), then goes on with it; a generator re-entered says it is running."""
+
+    def __new__(cls, *iterables: Any) -> Any:
+        return _chaining(iter(iterables))
+
+    @classmethod
+    def from_iterable(cls, iterables: Any) -> Any:
+        """One iterable after another, from an iterable of them."""
+        return _chaining(iter(iterables))
+
+
+chain.__module__ = "itertools"
+
+
+def _cycling(it: Iterator[Any]) -> Iterator[Any]:
+    saved = []
+    for item in it:
+        yield item
+        saved.append(item)
+    while saved:
+        yield from saved
+
+
+def cycle(iterable: Any) -> Iterator[Any]:
+    """``itertools.cycle``, a generator, for the reason :class:`chain` is one."""
+    return _cycling(iter(iterable))
+
+
+def _count_elements(mapping: Any, iterable: Any) -> None:
+    """``collections``' own Python counting, in place of the C helper behind
+    ``Counter.update``, which reads a count the count's ``__add__`` may free (gh-143004)."""
+    mapping_get = mapping.get
+    for elem in iterable:
+        mapping[elem] = mapping_get(elem, 0) + 1
+
+
 def csv_reader(csvfile: Any, dialect: Any = "excel", **fmtparams: Any) -> Any:
     """``csv.reader``: CPython's reader, fed through a generator of ours. CPython 3.11's reader
     has no guard against being re-entered from its own input (a line iterator whose
@@ -1039,6 +1084,7 @@ def patch_stdlib() -> None:
     fractions.Fraction.__new__ = staticmethod(_fraction_new)  # type: ignore[method-assign]
     re.escape = _escape
     csv.reader = csv_reader  # DictReader reads it from the module
+    collections._count_elements = _count_elements  # type: ignore[attr-defined]
     typing.OrderedDict = typing._alias(ORDERED_DICT, 2, name="OrderedDict")  # type: ignore[attr-defined]
     setattr(typing, "Deque", typing._alias(Deque, 1, name="Deque"))  # type: ignore[attr-defined]  # noqa: B010
 
@@ -1667,6 +1713,8 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("functools", "cached_property"): cached_property,
         ("itertools", "groupby"): groupby,
         ("itertools", "count"): count,
+        ("itertools", "chain"): chain,
+        ("itertools", "cycle"): cycle,
         ("itertools", "islice"): islice,
         ("itertools", "pairwise"): pairwise,
         ("itertools", "zip_longest"): zip_longest,

@@ -1941,6 +1941,19 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "    out.append(sorted(map(str, d.values())))\nout[-3:]",
         [["0", "1", "3"]] * 3,
     ),
+    "a chain or cycle drained by the iterator it is advancing": (
+        "import itertools\nout = []\nbox = [None]\nclass Item:\n    def __bool__(self):\n"
+        "        for _ in range(3):\n            next(box[0], None)\n        return True\n"
+        "for make in (lambda f: itertools.chain(f), lambda f: itertools.chain.from_iterable([f]), "
+        "itertools.cycle):\n    box[0] = make(filter(None, iter([Item(), Item()])))\n    try:\n"
+        "        next(box[0])\n    except ValueError as e:\n        out.append(str(e))\nout",
+        ["generator already executing"] * 3,
+    ),
+    "a Counter count whose __add__ clears the Counter (gh-143004)": (
+        "import collections\nc = collections.Counter()\nclass N:\n    def __add__(self, o):\n"
+        "        c.clear()\n        return 7\nc['a'] = N()\nc.update('a')\ndict(c)",
+        {"a": 7},
+    ),
     "a csv reader re-entered from its own input": (
         "import csv\nclass It:\n    n = 0\n    def __iter__(self):\n        return self\n"
         "    def __next__(self):\n        self.n += 1\n        if self.n == 1:\n"
