@@ -464,28 +464,29 @@ class TaskGroup:
         return repr(self._inner)
 
 
-_CLASSES: dict[str, tuple[type, str]] = {
-    "_LoopBoundMixin": (_LoopBoundMixin, "asyncio.mixins"),
-    "_Acquirable": (_Acquirable, "asyncio.locks"),
-    "Timeout": (Timeout, "asyncio.timeouts"),
-    "Semaphore": (Semaphore, "asyncio.locks"),
-    "BoundedSemaphore": (BoundedSemaphore, "asyncio.locks"),
-    "Lock": (Lock, "asyncio.locks"),
-    "Event": (Event, "asyncio.locks"),
-    "Queue": (Queue, "asyncio.queues"),
-    "PriorityQueue": (PriorityQueue, "asyncio.queues"),
-    "LifoQueue": (LifoQueue, "asyncio.queues"),
-    "Task": (Task, "asyncio"),
-    "TaskGroup": (TaskGroup, "asyncio.taskgroups"),
-}
-HANDLES: tuple[type, ...] = tuple(cls for cls, _ in _CLASSES.values())
+_CLASSES: tuple[tuple[type, str], ...] = (
+    (_LoopBoundMixin, "asyncio.mixins"),
+    (_Acquirable, "asyncio.locks"),
+    (Timeout, "asyncio.timeouts"),
+    (Semaphore, "asyncio.locks"),
+    (BoundedSemaphore, "asyncio.locks"),
+    (Lock, "asyncio.locks"),
+    (Event, "asyncio.locks"),
+    (Queue, "asyncio.queues"),
+    (PriorityQueue, "asyncio.queues"),
+    (LifoQueue, "asyncio.queues"),
+    (Task, "asyncio"),
+    (TaskGroup, "asyncio.taskgroups"),
+)
+"""Each wrapper with the module CPython defines the class it stands for in."""
+HANDLES: tuple[type, ...] = tuple(cls for cls, _ in _CLASSES)
 """The wrappers whose instances a snippet holds (a facade lists most, not ``Timeout`` or
 ``Task``, which only its functions make)."""
 
 
 def members() -> dict[str, Any]:
     """Every name the asyncio facade may list (``contract.MODULES`` says which it does)."""
-    for cls, module in _CLASSES.values():
+    for cls, module in _CLASSES:
         final_class(public_class(cls, module))
     functions = {
         "gather": _gather,
@@ -497,7 +498,7 @@ def members() -> dict[str, Any]:
     }
     return {
         **{name: public(func, name, "asyncio") for name, func in functions.items()},
-        **{name: cls for name, (cls, _) in _CLASSES.items() if name[0] != "_"},
+        **{cls.__name__: cls for cls, _ in _CLASSES if cls.__name__[0] != "_"},
         "TimeoutError": TimeoutError,
         "CancelledError": asyncio.CancelledError,
         "InvalidStateError": asyncio.InvalidStateError,

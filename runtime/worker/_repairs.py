@@ -377,19 +377,27 @@ def _hex(cls: type) -> Any:
 def _generic_table_slots() -> tuple[int, int]:
     """The ``nb_remainder`` and ``sq_contains`` of a class that defines ``__mod__`` and
     ``__contains__`` in Python."""
-
-    class Both:
-        def __mod__(self, other: object) -> object:
-            return NotImplemented
-
-        def __contains__(self, item: object) -> bool:
-            return False
-
-    remainder = _table_slot(Both, _AS_NUMBER, _NB_REMAINDER).value
-    contains = _table_slot(Both, _AS_SEQUENCE, _SQ_CONTAINS).value
-    if not remainder or not contains:
-        raise RepairError("the number and sequence slots of a Python class are not where expected")
+    remainder, contains = _python_slots(
+        ("__mod__", "__contains__"),
+        (_in_table(_AS_NUMBER, _NB_REMAINDER), _in_table(_AS_SEQUENCE, _SQ_CONTAINS)),
+    )
     return remainder, contains
+
+
+def _python_slots(
+    methods: tuple[str, ...], slots: tuple[Callable[[type], ctypes.c_void_p], ...]
+) -> list[int]:
+    """What ``slots`` hold in a class that defines ``methods`` in Python (the generic slots
+    that call them), or a refusal where one is empty."""
+
+    def method(self: object, *args: object) -> object:
+        return NotImplemented
+
+    probe = type("Probe", (), dict.fromkeys(methods, method))
+    found = [slot_of(probe).value or 0 for slot_of in slots]
+    if not all(found):
+        raise RepairError(f"the slots of a Python class's {methods} are not where expected")
+    return found
 
 
 def repair_bytearray() -> None:
@@ -858,15 +866,10 @@ def _item_delete(native: Any) -> Any:
 
 def _generic_store_slots() -> tuple[int, int]:
     """The ``mp_ass_subscript`` and ``sq_ass_item`` of a class that defines ``__setitem__``."""
-
-    class Stores:
-        def __setitem__(self, key: object, value: object) -> None:
-            pass
-
-    mapping = _table_slot(Stores, _AS_MAPPING, _MP_ASS_SUBSCRIPT).value
-    item = _table_slot(Stores, _AS_SEQUENCE, _SQ_ASS_ITEM).value
-    if not mapping or not item:
-        raise RepairError("the store slots of a Python class are not where expected")
+    mapping, item = _python_slots(
+        ("__setitem__",),
+        (_in_table(_AS_MAPPING, _MP_ASS_SUBSCRIPT), _in_table(_AS_SEQUENCE, _SQ_ASS_ITEM)),
+    )
     return mapping, item
 
 
