@@ -714,24 +714,17 @@ def _one_item(name: str, native: Any) -> Any:
     return _named_for_set(method, name, native)
 
 
-def _generic_change_slots() -> dict[str, int]:
-    """The ``tp_init`` and in-place number slots of a class that defines ``__init__``,
-    ``__isub__``, ``__iand__``, ``__ixor__`` and ``__ior__`` in Python."""
-
-    def inplace(self: object, other: object) -> object:
-        return NotImplemented
-
-    def init(self: object) -> None:
-        pass
-
-    changes = type("Changes", (), {"__init__": init, **dict.fromkeys(_NB_INPLACE, inplace)})
-    found = {"__init__": ctypes.c_void_p.from_address(id(changes) + _INIT).value or 0}
-    found.update(
-        {name: _table_slot(changes, _AS_NUMBER, at).value or 0 for name, at in _NB_INPLACE.items()}
-    )
-    if not all(found.values()) or found["__init__"] == _slot_at(object, _INIT).value:
-        raise RepairError("the init and in-place slots of a Python class are not where expected")
-    return found
+def _change_slots() -> tuple[dict[str, Callable[[type], ctypes.c_void_p]], dict[str, int]]:
+    """Where a class keeps its ``tp_init`` and in-place number slots, by the method each
+    stands for, and what they hold in a class that defines those methods in Python."""
+    slots: dict[str, Callable[[type], ctypes.c_void_p]] = {
+        "__init__": lambda cls: _slot_at(cls, _INIT),
+        **{name: _in_table(_AS_NUMBER, at) for name, at in _NB_INPLACE.items()},
+    }
+    generic = dict(zip(slots, _python_slots(tuple(slots), tuple(slots.values())), strict=True))
+    if generic["__init__"] == _slot_at(object, _INIT).value:
+        raise RepairError("the init slot of a Python class is not where expected")
+    return slots, generic
 
 
 def _slot_at(cls: type, offset: int) -> ctypes.c_void_p:
@@ -743,11 +736,7 @@ def repair_set_changes() -> None:
     ``&=``, ``^=``, ``-=``) refuses a set that is already being changed; a new set being filled
     natively (a display, a comprehension, ``a | b``) is reachable by nothing until it is made."""
     _check_layout()
-    generic = _generic_change_slots()
-    slots: dict[str, Callable[[type], ctypes.c_void_p]] = {
-        "__init__": lambda cls: _slot_at(cls, _INIT),
-        **{name: _in_table(_AS_NUMBER, at) for name, at in _NB_INPLACE.items()},
-    }
+    slots, generic = _change_slots()
     if all(slot_of(set).value == generic[name] for name, slot_of in slots.items()):
         return  # already repaired
     originals = {name: slot_of(set).value for name, slot_of in slots.items()}
@@ -970,12 +959,10 @@ def repair_dict_clear() -> None:
     native = vars(dict)["clear"]
     if type(native) is not type(vars(dict)["get"]):
         return  # already repaired
-    generic = _generic_change_slots()
+    changes, generic = _change_slots()
     # not tp_init: C subclasses (ctypes' StgDict) call dict's own from theirs, which would
     # find theirs again; an existing dict is re-initialised by calling __init__, found here
-    slots: dict[str, Callable[[type], ctypes.c_void_p]] = {
-        "__ior__": _in_table(_AS_NUMBER, _NB_INPLACE["__ior__"]),
-    }
+    slots = {"__ior__": changes["__ior__"]}
     originals = {name: slot_of(dict).value for name, slot_of in slots.items()}
     made = _dict_tables()
     _install(dict, made)
