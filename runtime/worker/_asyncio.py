@@ -89,19 +89,20 @@ class Timeout:
     """``async with asyncio.timeout(s) as scope:`` without exposing the loop-bound Timeout
     object: ``scope.when()``, ``scope.reschedule(when)`` and ``scope.expired()`` are its."""
 
-    __slots__ = ("_abandoned", "_delay", "_inner")
+    __slots__ = ("_abandoned", "_delay", "_entrant", "_inner")
 
     def __init__(self, delay: float | None) -> None:
         self._delay = _seconds(delay)
         self._inner: Any = None
         self._abandoned = False
+        self._entrant: Any = None
 
     async def __aenter__(self) -> Timeout:
         if self._inner is not None:  # CPython's Timeout says so too
             raise RuntimeError("Timeout has already been entered")
         self._inner = asyncio.timeout(self._delay)
         await self._inner.__aenter__()
-        _ENTERED.add(self)
+        self._entrant = _entered_by(self)
         return self
 
     def abandon(self) -> None:
@@ -126,14 +127,16 @@ class Timeout:
             raise TypeError("reschedule() takes a loop time (a number, as when() gives) or None")
         if self._abandoned:
             raise RuntimeError("the snippet that entered this timeout has returned")
-        self._entered().reschedule(when)
+        # a float here: the loop subtracts its clock from the time it holds, and an int too
+        # large for a float would raise OverflowError inside the loop (stopping the worker)
+        self._entered().reschedule(None if when is None else float(when))
 
     def expired(self) -> bool:
         """Whether the scope ran out."""
         return bool(self._entered().expired())
 
     async def __aexit__(self, *exc: Any) -> bool | None:
-        _ENTERED.discard(self)
+        _leaving(self, self._entrant, "Timeout")
         result: bool | None = await self._inner.__aexit__(*exc)
         return result
 
@@ -164,6 +167,24 @@ _ENTERED: set[Any] = set()
 """The timeouts and task groups the snippet entered and has not left (held: the loop still
 holds a timeout's timer when nothing of the snippet holds the timeout): each is bound to the
 task that entered it, which is the runtime's own once the snippet has returned."""
+
+
+def _entered_by(scope: Any) -> Any:
+    """``scope`` entered: held in :data:`_ENTERED`, and the task that entered it returned."""
+    _ENTERED.add(scope)
+    return asyncio.current_task()
+
+
+def _leaving(scope: Any, entrant: Any, what: str) -> None:
+    """``scope`` about to be left, which only the task that entered it may do: left from
+    another, it would leave :data:`_ENTERED` while still bound to the task that entered it
+    (the runtime's, when that was the snippet's main), which a task of the group failing
+    later, or the timeout firing, would cancel."""
+    if entrant is None:
+        raise RuntimeError(f"{what} has not been entered")
+    if asyncio.current_task() is not entrant:
+        raise RuntimeError(f"{what} is left by the task that entered it (async with ...)")
+    _ENTERED.discard(scope)
 
 
 def settle() -> None:
@@ -418,15 +439,16 @@ class TaskGroup:
     when the block ends; if one fails, the others are cancelled and an ExceptionGroup holds
     what they raised."""
 
-    __slots__ = ("_inner", "_tasks")
+    __slots__ = ("_entrant", "_inner", "_tasks")
 
     def __init__(self) -> None:
         self._inner = asyncio.TaskGroup()
         self._tasks: list[asyncio.Task[Any]] = []
+        self._entrant: Any = None
 
     async def __aenter__(self) -> TaskGroup:
         await self._inner.__aenter__()
-        _ENTERED.add(self)
+        self._entrant = _entered_by(self)
         return self
 
     def abandon(self) -> None:
@@ -439,7 +461,7 @@ class TaskGroup:
             task.cancel()
 
     async def __aexit__(self, *exc: Any) -> None:
-        _ENTERED.discard(self)
+        _leaving(self, self._entrant, "TaskGroup")
         try:
             await self._inner.__aexit__(*exc)
         except BaseExceptionGroup as group:

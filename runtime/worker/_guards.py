@@ -27,7 +27,7 @@ import operator
 import re
 import types
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -288,8 +288,6 @@ class ClassStatement:
         check_namespace(name, namespace)
         check_finalized(name, bases, namespace)
         check_class_state(name, bases, namespace, self._classes.defined)
-        if "__getitem__" in namespace and not _iterable(namespace, bases):
-            namespace["__iter__"] = sequence_iter
         try:
             made: type = winner(name, bases, namespace, **kwargs)
         finally:
@@ -390,6 +388,49 @@ def _owner_checked(hook: Any, key: str, static: bool = False) -> Any:
     return _standing_for(checked, hook)
 
 
+def _checked_await(method: Any) -> Any:
+    """The snippet's ``__await__`` as its class holds it: what its steps yield passes on only
+    if it is ``None`` (a turn of the event loop). The task awaiting it would ask anything else
+    whether it is a future (``_asyncio_future_blocking``, ``get_loop()``) inside the loop's own
+    callback, where what the snippet raised stops the loop and its errors name the runtime;
+    no future of the loop's ever reaches a snippet, so nothing else it yields is one, and
+    CPython's task refuses it too ("bad yield")."""
+
+    def __await__(*args: Any, **kwargs: Any) -> Any:
+        steps = method(*args, **kwargs)
+        if type(steps) is types.CoroutineType or not hasattr(type(steps), "__next__"):
+            raise TypeError(f"__await__() returned non-iterator of type '{type(steps).__name__}'")
+        return _turns(steps)
+
+    return _standing_for(__await__, method)
+
+
+def _turns(steps: Any) -> Generator[None, None, Any]:
+    """``yield from steps``, yielding only ``None``: anything else is thrown back in."""
+    thrown: BaseException | None = None
+    while True:
+        throw = None if thrown is None else getattr(steps, "throw", None)
+        if thrown is not None and throw is None:
+            raise thrown  # as yield from: an iterator without throw() is left
+        try:
+            yielded = next(steps) if throw is None else throw(thrown)
+        except StopIteration as stop:
+            return stop.value
+        thrown = None
+        if yielded is not None:
+            thrown = RuntimeError(f"Task got bad yield: {yielded!r}")
+            continue
+        try:
+            yield None
+        except GeneratorExit:
+            close = getattr(steps, "close", None)
+            if close is not None:
+                close()
+            raise
+        except BaseException as exc:  # a cancellation, thrown into the snippet's steps
+            thrown = exc
+
+
 def _standing_for(wrapper: Any, function: Any) -> Any:
     """``wrapper``, named as the snippet's ``function`` and counted as the snippet's own."""
     wrapper.__name__, wrapper.__qualname__ = function.__name__, function.__qualname__
@@ -411,11 +452,13 @@ _OWNER_HOOKS = frozenset({"__set_name__", "__init_subclass__"})
 
 
 def _checking_hook(key: str, value: Any) -> Any:
-    """What a class holds for ``key``: the checked ``__new__``, ``__set_name__`` or
-    ``__init_subclass__`` for the snippet's own function (or a classmethod or staticmethod of
-    one), else ``value``."""
+    """What a class holds for ``key``: the checked ``__new__``, ``__await__``, ``__set_name__``
+    or ``__init_subclass__`` for the snippet's own function (or a classmethod or staticmethod
+    of one), else ``value``."""
     if key == "__new__":
         wrap: Callable[[Any], Any] = _checked_new
+    elif key == "__await__":
+        wrap = _checked_await
     elif key in _OWNER_HOOKS:
         wrap = functools.partial(_owner_checked, key=key)
     else:
@@ -478,8 +521,6 @@ class _ClassWrites:
         if _RUNNING:
             check_class_write(cls, name, _RUNNING[-1].defined)
         setattr(cls, name, check_class_value(cls.__name__, name, value))
-        if name == "__getitem__" and not _iterable({}, (cls,)):
-            type.__setattr__(cls, "__iter__", sequence_iter)  # as a class body gets it
 
     def __delattr__(self, name: str) -> None:
         cls = object.__getattribute__(self, "_cls")
@@ -777,33 +818,6 @@ def _check_state(
 
 _STATE_READERS = ("__getattribute__", "__getattr__")
 """What would answer an outside base's reads of its own state instead of the instance."""
-
-
-def sequence_iter(self: Any) -> Iterator[Any]:
-    """``iter()`` of a snippet's class that has ``__getitem__`` and no ``__iter__``: the
-    sequence protocol as CPython's iterator walks it, in a generator. CPython 3.11's own
-    iterator drops its reference to the sequence twice when ``__getitem__`` re-enters it
-    (``next(it)`` inside ``__getitem__``), leaving the snippet a name for freed memory; a
-    generator re-entered says it is already running."""
-    index = 0
-    while True:
-        try:
-            item = self[index]
-        except (IndexError, StopIteration):
-            return
-        yield item
-        index += 1
-
-
-STANDS_FOR_SNIPPET[sequence_iter] = sequence_iter  # a snippet's class holds it as its own
-
-
-def _iterable(namespace: Any, bases: tuple[type, ...]) -> bool:
-    """Whether a class of ``namespace`` and ``bases`` gets ``__iter__`` (or ``None``, which
-    makes it not iterable) from somewhere other than ``object``."""
-    if "__iter__" in namespace:
-        return True
-    return any("__iter__" in _NAMESPACE(k) for base in bases for k in _MRO(base) if k is not object)
 
 
 def check_class_state(

@@ -237,6 +237,12 @@ def repair() -> dict[str, Any]:
         f"{DICT_CLEAR} (an insert whose key's __eq__ cleared the dict stored a key in a "
         "table for str keys only): dict.clear leaves a table for any keys"
     )
+    repair_sequence_iter()
+    repaired.append(
+        f"{SEQUENCE_ITER} (the iterator over a class with __getitem__ and no __iter__ drops "
+        "its reference to the sequence twice when __getitem__ re-enters it): an iterator that "
+        "ended keeps the sequence"
+    )
     repair_unicode_errors()
     repaired.append(
         f"{UNICODE_ERROR_STR} (the Unicode errors' str() reads object[start] for a negative "
@@ -978,3 +984,84 @@ def repair_dict_clear() -> None:
         slot_of(dict).value != generic[name] for name, slot_of in slots.items()
     ):
         raise RepairError("dict's tables are still CPython's")
+
+
+# -- the sequence iterator --------------------------------------------------------------------
+
+SEQUENCE_ITER = "gh-156310"
+"""CPython's issue for the sequence iterator releasing its sequence twice (there from threads;
+in 3.11 from a ``__getitem__`` that re-enters the iterator)."""
+
+_ITERNEXT = 28 * 8  # offsetof(PyTypeObject, tp_iternext) on a 64-bit CPython 3.11/3.12
+
+
+class _Sequence:
+    def __getitem__(self, index: int) -> int:
+        if index:
+            raise IndexError(index)
+        return 0
+
+
+_SEQUENCE_ITER = type(iter(_Sequence()))
+_ENDED = sys.maxsize
+"""The index of a sequence iterator that ended (it keeps its sequence, as upstream's does)."""
+
+
+def _sequence_next() -> Any:
+    """``__next__`` of CPython's iterator over a class with ``__getitem__`` and no
+    ``__iter__``, as upstream's fix has it: an iterator that ended keeps its reference to the
+    sequence and marks its index instead. CPython 3.11's takes the sequence from the iterator,
+    calls ``__getitem__`` and, on ``IndexError``, drops the iterator's reference; a
+    ``__getitem__`` that calls ``next()`` on the same iterator ends it inside, and the outer
+    call drops that reference again, leaving the snippet a name for freed memory (an attack
+    pass turned it into a read and write of any address)."""
+    reduce = vars(_SEQUENCE_ITER)["__reduce__"]  # (iter, (seq,), index), or (iter, ((),))
+    set_index = vars(_SEQUENCE_ITER)["__setstate__"]
+
+    def __next__(self: Any, /) -> Any:
+        if type(self) is not _SEQUENCE_ITER:
+            raise TypeError(
+                "descriptor '__next__' requires a 'iterator' object but received a "
+                f"'{type(self).__name__}'"
+            )
+        state = reduce(self)
+        if len(state) != 3 or state[2] == _ENDED:  # ended in C before the repair, or here
+            raise StopIteration
+        (seq,), index = state[1], state[2]
+        try:
+            item = seq[index]
+        except (IndexError, StopIteration):
+            set_index(self, _ENDED)
+            raise StopIteration from None
+        now = reduce(self)[2]  # as CPython's: one past where it is now, unless it ended
+        if now != _ENDED:
+            set_index(self, now + 1)
+        return item
+
+    __next__.__qualname__ = "iterator.__next__"
+    __next__.__module__ = "builtins"
+    __next__.__doc__ = vars(_SEQUENCE_ITER)["__next__"].__doc__
+    return __next__
+
+
+def repair_sequence_iter() -> None:
+    """The sequence iterator's ``next()`` is :func:`_sequence_next`'s, however it is reached
+    (``for``, ``next()``, C code advancing it: ``filterfalse``, ``list()``)."""
+    _check_layout()
+
+    def slot_of(cls: type) -> ctypes.c_void_p:
+        return _slot_at(cls, _ITERNEXT)
+
+    (generic,) = _python_slots(("__next__",), (slot_of,))
+    original = slot_of(_SEQUENCE_ITER).value
+    if original == generic:
+        return  # already repaired
+    probe = iter(_Sequence())
+    next(probe)
+    if vars(_SEQUENCE_ITER)["__reduce__"](probe)[2] != 1:
+        raise RepairError("the sequence iterator does not keep its index where expected")
+    made = _sequence_next()
+    _install(_SEQUENCE_ITER, {"__next__": made})
+    _repoint(_SEQUENCE_ITER, slot_of, original, generic)
+    if _SEQUENCE_ITER.__next__ is not made or list(iter(_Sequence())) != [0]:
+        raise RepairError("the sequence iterator is still CPython's")

@@ -1107,6 +1107,24 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "runtime",
             "reschedule() takes a loop time",
         ),
+        "a timeout rescheduled past what the loop's float clock holds": Refusal(
+            "import asyncio\nasync with asyncio.timeout(5) as s:\n    s.reschedule(10**400)\n"
+            "    await asyncio.Event().wait()",
+            "runtime",
+            "int too large to convert to float",
+        ),
+        "a task group left from a task other than the one that entered it": Refusal(
+            "import asyncio\ntg = asyncio.TaskGroup()\nawait tg.__aenter__()\n"
+            "await asyncio.create_task(tg.__aexit__(None, None, None))",
+            "runtime",
+            "TaskGroup is left by the task that entered it",
+        ),
+        "a timeout left from a task other than the one that entered it": Refusal(
+            "import asyncio\nt = asyncio.timeout(5)\nawait t.__aenter__()\n"
+            "await asyncio.gather(t.__aexit__(None, None, None))",
+            "runtime",
+            "Timeout is left by the task that entered it",
+        ),
         "a collection ABC's register, from typing's origin": Refusal(
             "import typing, json\ntyping.get_origin(typing.Mapping[int, int])"
             ".register(json.JSONDecodeError)",
@@ -1903,13 +1921,31 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "    d['k%d' % r] = r\n    d[b] = 3\n    out.append(len(d))\nout[-3:]",
         ["x", "'popitem(): dictionary is empty'", 2],
     ),
-    "a sequence whose __getitem__ re-enters its own iterator": (
-        "st = [0]\nclass Seq:\n    def __getitem__(self, i):\n        if st[0] == 0:\n"
-        "            st[0] = 1\n            try:\n                next(IT)\n"
-        "            except StopIteration:\n                pass\n        raise IndexError(i)\n"
-        "IT = iter(Seq())\ntry:\n    next(IT)\nexcept (StopIteration, ValueError) as e:\n"
-        "    out = type(e).__name__\nout",
-        "ValueError",
+    "an awaitable of the snippet's yielding what says it is a future": (
+        "import asyncio\nasked = []\nclass F:\n    _asyncio_future_blocking = True\n"
+        "    def get_loop(self):\n        asked.append('get_loop')\n"
+        "    def add_done_callback(self, cb, context=None):\n        asked.append(cb)\n"
+        "    def __repr__(self):\n        return 'F'\n"
+        "class A:\n    def __await__(self):\n        try:\n            yield F()\n"
+        "        except RuntimeError as e:\n            asked.append(str(e))\n        return 5\n"
+        "[await A(), await asyncio.gather(A()), asked]",
+        [5, [5], ["Task got bad yield: F"] * 2],
+    ),
+    "a sequence whose __getitem__ re-enters its own iterator (gh-156310)": (
+        "import itertools\nst = [0]\nclass B:\n    def __iter__(self):\n"
+        "        return iter([])\nclass Seq:\n    def __getitem__(self, i):\n"
+        "        if st[0] == 0:\n            st[0] = 1\n            try:\n"
+        "                next(IT)\n            except StopIteration:\n"
+        "                pass\n        raise IndexError(i)\nclass Sub(B, Seq):\n    pass\n"
+        "del B.__iter__\nout = []\n"
+        "for make in (iter, lambda s: itertools.filterfalse(None, s), "
+        "lambda s: itertools.dropwhile(bool, s)):\n    for kind in (Seq, Sub):\n"
+        "        st[0] = 0\n        s = kind()\n        IT = make(s)\n        try:\n"
+        "            next(IT)\n        except StopIteration:\n"
+        "            out.append('stopped')\n        IT = None\n"
+        "        made = [[i] for i in range(100)]\n        out.append(type(s).__name__)\n"
+        "out[:4] + [out.count('stopped'), out.count('Seq'), out.count('Sub')]",
+        ["stopped", "Seq", "stopped", "Sub", 6, 3, 3],
     ),
     "itertools re-entered from their own step or source (gh-154670, gh-149557, gh-142732)": (
         "import itertools\nout = []\nc = None\nclass Step:\n    armed = True\n"
@@ -2149,35 +2185,27 @@ async def test_asyncio_never_asks_a_snippet_object_whether_it_is_a_future(fab: F
     assert result.value == [[None, None], None, 0]
 
 
+_SELF_AWAIT = (
+    "import asyncio\nbox = []\nasync def f():\n    await asyncio.sleep(0)\n"
+    "    await box[0]\nbox.append(asyncio.create_task(f()))\n"
+)
+
+
 async def test_a_caught_asyncio_error_names_no_host_path(fab: Fabric) -> None:
-    """asyncio's message for a bad yield names its task, with the file and line of the
-    coroutine it runs and of its callbacks: in a worker those say ``<sandbox>``, so a snippet
-    that catches the error and returns its text learns nothing of where the host keeps files."""
-    code = (
-        "import asyncio\nclass Fake:\n    _asyncio_future_blocking = True\n"
-        "    def get_loop(self):\n        return None\nclass A:\n    def __await__(self):\n"
-        "        yield Fake()\nasync def inner():\n    try:\n        await A()\n"
-        "    except RuntimeError as e:\n        return str(e)\n"
-        "try:\n    await A()\nexcept RuntimeError as e:\n    top = str(e)\n"
-        "[top, *(await asyncio.gather(inner()))]"
-    )
+    """asyncio's message for a task awaiting itself names the task, with the file and line of
+    the coroutine it runs: in a worker those say ``<sandbox>``, so a snippet that catches the
+    error and returns its text learns nothing of where the host keeps files."""
+    code = _SELF_AWAIT + "try:\n    await box[0]\nexcept RuntimeError as e:\n    return str(e)"
     result = await fab.exec(code)
     assert result.ok, result.text
     root = str(Path(runtime.__file__).parent.parent)
-    for text in result.value:
-        assert "attached to a different loop" in text and "<sandbox>" in text
-        assert root not in text and "/python3" not in text, text
+    assert "cannot await on itself" in result.value and "<sandbox>" in result.value
+    assert root not in result.value and "/python3" not in result.value, result.value
 
 
 async def test_an_error_never_names_where_the_host_keeps_its_files(fab: Fabric) -> None:
-    """asyncio names the task it runs, with the runtime's file and line, when a snippet's
-    awaitable yields what it does not expect: the message keeps the text, not the paths."""
-    code = (
-        "class Fake:\n    _asyncio_future_blocking = True\n    def get_loop(self):\n"
-        "        return None\nclass A:\n    def __await__(self):\n        yield Fake()\n"
-        "await A()"
-    )
-    result = await fab.exec(code)
+    """The same error left uncaught: the message keeps the text, not the paths."""
+    result = await fab.exec(_SELF_AWAIT + "await box[0]")
     assert result.error is not None and result.error.type == "RuntimeError", result.text
     root = str(Path(runtime.__file__).parent.parent)
     assert "<sandbox>" in result.error.message and root not in result.error.message
@@ -2235,6 +2263,12 @@ async def test_what_a_snippet_leaves_running_never_stops_the_worker(fab: Fabric)
         "    while a.when() is not None:\n        try:\n            await asyncio.sleep(0)\n"
         "        except asyncio.CancelledError:\n            pass\n    a.reschedule(0)\n"
         "t = asyncio.create_task(bg())\n",
+        # the group left from another task (refused), then a task of it fails
+        "tg = asyncio.TaskGroup()\nawait tg.__aenter__()\nasync def boom():\n"
+        "    await asyncio.sleep(0.001)\n    raise ValueError('boom')\ntg.create_task(boom())\n"
+        "async def exiter():\n    try:\n        await tg.__aexit__(None, None, None)\n"
+        "    except RuntimeError:\n        pass\nasyncio.create_task(exiter())\n"
+        "await asyncio.sleep(0)\n",
         # a child that swallows the group's cancel and then fails
         "tg = asyncio.TaskGroup()\nawait tg.__aenter__()\nasync def child():\n    try:\n"
         "        await asyncio.sleep(1000)\n    except asyncio.CancelledError:\n        pass\n"

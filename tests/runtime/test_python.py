@@ -370,6 +370,31 @@ CASES: dict[str, str] = {
         "a.result() + b.result(), grouped, bounded, pending, gone, q.maxsize, q.full(), "
         "isinstance(pq, asyncio.Queue), asyncio.Queue[int].__name__, repr(t)[:14]]"
     ),
+    "a class of the snippet's that is awaitable": (
+        "import asyncio\nout = []\nclass Turns:\n    def __init__(self, n):\n"
+        "        self.n = n\n    def __await__(self):\n        for _ in range(self.n):\n"
+        "            yield\n        return self.n * 10\nout.append(await Turns(3))\n"
+        "out.append(await asyncio.gather(Turns(1), Turns(2)))\n"
+        "out.append(await asyncio.wait_for(Turns(2), 1))\nclass Forever:\n"
+        "    def __await__(self):\n        try:\n            while True:\n"
+        "                yield\n        except asyncio.CancelledError:\n"
+        "            out.append('cancelled inside')\n            raise\ntry:\n"
+        "    async with asyncio.timeout(0.01):\n        await Forever()\n"
+        "except TimeoutError:\n    out.append('timed out')\nclass NotSteps:\n"
+        "    def __await__(self):\n        return 5\ntry:\n    await NotSteps()\n"
+        "except TypeError as e:\n    out.append(str(e))\nclass Odd:\n"
+        "    def __await__(self):\n        try:\n            yield 7\n"
+        "        except RuntimeError as e:\n            out.append(str(e))\n"
+        "        return 'after'\nout.append(await Odd())\nout"
+    ),
+    "a class with __getitem__ and no __iter__": (
+        "import typing, itertools\nclass Squares:\n    def __getitem__(self, i):\n"
+        "        if i >= 5:\n            raise IndexError(i)\n        return i * i\n"
+        "it = iter(Squares())\nfirst = [next(it), next(it)]\n"
+        "[first, list(it), list(it), list(Squares()), 9 in Squares(), sorted(Squares()), "
+        "list(itertools.filterfalse(None, Squares())), "
+        "isinstance(Squares(), typing.Iterable)]"
+    ),
     "attributes on the snippet's own functions": (
         "import functools\ndef memo(f):\n    cache = {}\n    @functools.wraps(f)\n"
         "    def inner(*args):\n        if args not in cache:\n            cache[args] = f(*args)\n"
