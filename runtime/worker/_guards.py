@@ -398,7 +398,10 @@ def _checked_await(method: Any) -> Any:
 
     def __await__(*args: Any, **kwargs: Any) -> Any:
         steps = method(*args, **kwargs)
-        if type(steps) is types.CoroutineType or not hasattr(type(steps), "__next__"):
+        if type(steps) is types.CoroutineType:
+            steps.close()
+            raise TypeError("__await__() returned a coroutine")
+        if not hasattr(type(steps), "__next__"):
             raise TypeError(f"__await__() returned non-iterator of type '{type(steps).__name__}'")
         return _turns(steps)
 

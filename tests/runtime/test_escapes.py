@@ -1928,8 +1928,10 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "    def __repr__(self):\n        return 'F'\n"
         "class A:\n    def __await__(self):\n        try:\n            yield F()\n"
         "        except RuntimeError as e:\n            asked.append(str(e))\n        return 5\n"
+        "class Early:\n    async def __await__(self):\n        return 1\ntry:\n"
+        "    await Early()\nexcept TypeError as e:\n    asked.append(str(e))\n"
         "[await A(), await asyncio.gather(A()), asked]",
-        [5, [5], ["Task got bad yield: F"] * 2],
+        [5, [5], ["__await__() returned a coroutine", *["Task got bad yield: F"] * 2]],
     ),
     "a sequence whose __getitem__ re-enters its own iterator (gh-156310)": (
         "import itertools\nst = [0]\nclass B:\n    def __iter__(self):\n"
