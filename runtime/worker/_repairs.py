@@ -39,6 +39,7 @@ import ctypes
 import gc
 import operator
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -242,6 +243,16 @@ def repair() -> dict[str, Any]:
         f"{SEQUENCE_ITER} (the iterator over a class with __getitem__ and no __iter__ drops "
         "its reference to the sequence twice when __getitem__ re-enters it): an iterator that "
         "ended keeps the sequence"
+    )
+    repair_descriptor_reinit()
+    repaired.append(
+        f"{DESCRIPTOR_REINIT} (each calls what it holds without a reference of its own, and "
+        "__init__ run again from inside that call freed it): they take __init__ once"
+    )
+    repair_held_callables()
+    repaired.append(
+        f"{DEFAULTDICT_MISSING}, and {ARRAY_TOFILE}: the factory is held while it runs, and "
+        "tofile writes from a copy"
     )
     repair_unicode_errors()
     repaired.append(
@@ -1065,3 +1076,113 @@ def repair_sequence_iter() -> None:
     _repoint(_SEQUENCE_ITER, slot_of, original, generic)
     if _SEQUENCE_ITER.__next__ is not made or list(iter(_Sequence())) != [0]:
         raise RepairError("the sequence iterator is still CPython's")
+
+
+# -- descriptors made again -------------------------------------------------------------------
+
+DESCRIPTOR_REINIT = "staticmethod, classmethod and property re-initialised"
+"""No CPython issue yet: ``sm_call`` and ``property_descr_get``/``_set`` call the callable they
+hold on a borrowed reference, and ``__init__`` run again on the same object replaces it."""
+
+_HOLDERS: tuple[tuple[type, tuple[str, ...]], ...] = (
+    (staticmethod, ("__func__",)),
+    (classmethod, ("__func__",)),
+    (property, ("fget", "fset", "fdel")),
+)
+
+
+def _made_once(cls: type, held: tuple[str, ...]) -> Any:
+    """``cls.__init__`` that refuses an object already holding a callable. CPython 3.11 calls
+    what a staticmethod or property holds without a reference of its own; a builtin method
+    held there (``L().extend``) runs on a ``self`` only the method holds, so ``__init__`` run
+    again from inside the call (``super().__init__`` of a subclass, ``methodcaller``,
+    ``P.v.__init__(...)``) frees that ``self`` while C still writes to it."""
+    native = vars(cls)["__init__"]
+    readers = [vars(cls)[name].__get__ for name in held]  # the type's own members
+
+    def __init__(self: Any, /, *args: Any, **kwargs: Any) -> None:
+        if not issubclass(type(self), cls):
+            raise TypeError(
+                f"descriptor '__init__' requires a '{cls.__name__}' object but received a "
+                f"'{type(self).__name__}'"
+            )
+        if any(read(self) is not None for read in readers):
+            raise RuntimeError(
+                f"{cls.__name__}.__init__() on a {cls.__name__} already made: what it holds "
+                f"may be running; make a new {cls.__name__} instead"
+            )
+        native(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__name__}.__init__"
+    __init__.__module__ = "builtins"
+    __init__.__doc__ = native.__doc__
+    return __init__
+
+
+def repair_descriptor_reinit() -> None:
+    """``staticmethod``, ``classmethod`` and ``property`` take ``__init__`` once, however it is
+    reached: their init slot is the one a class with a Python ``__init__`` has."""
+    _check_layout()
+
+    def slot_of(cls: type) -> ctypes.c_void_p:
+        return _slot_at(cls, _INIT)
+
+    (generic,) = _python_slots(("__init__",), (slot_of,))
+    for cls, held in _HOLDERS:
+        original = slot_of(cls).value
+        if original == generic:
+            continue  # already repaired
+        made = _made_once(cls, held)
+        _install(cls, {"__init__": made})
+        _repoint(cls, slot_of, original, generic)
+        if vars(cls)["__init__"] is not made or slot_of(cls).value != generic:
+            raise RepairError(f"{cls.__name__}.__init__ is still CPython's")
+
+
+# -- defaultdict's factory and array.tofile ---------------------------------------------------
+
+DEFAULTDICT_MISSING = "defaultdict.__missing__ calls a factory it does not hold"
+ARRAY_TOFILE = "array.tofile reads blocks of a buffer its file's write may shrink"
+
+
+def _defaultdict_missing() -> Any:
+    factory_of = vars(collections.defaultdict)["default_factory"].__get__
+
+    def __missing__(self: Any, key: Any, /) -> Any:
+        factory = factory_of(self)  # held: setting default_factory inside it frees nothing
+        if factory is None:
+            raise KeyError(key)
+        value = factory()
+        self[key] = value
+        return value
+
+    __missing__.__qualname__, __missing__.__module__ = "defaultdict.__missing__", "collections"
+    __missing__.__doc__ = vars(collections.defaultdict)["__missing__"].__doc__
+    return __missing__
+
+
+def _array_tofile() -> Any:
+    native = vars(array.array)["tofile"]
+    to_bytes = vars(array.array)["tobytes"]
+    block = 64 * 1024  # as CPython writes it
+
+    def tofile(self: Any, f: Any, /) -> None:
+        data = to_bytes(self)  # a copy: the file's write may shrink the array
+        for start in range(0, len(data), block):
+            f.write(data[start : start + block])
+
+    tofile.__qualname__, tofile.__module__ = "array.tofile", "array"
+    tofile.__doc__ = native.__doc__
+    return tofile
+
+
+def repair_held_callables() -> None:
+    """``defaultdict.__missing__`` holds the factory it calls (CPython's borrows it, so a
+    factory that sets ``default_factory`` frees itself mid-call), and ``array.tofile`` writes
+    from a copy (CPython's reads each block from the array's buffer after the file's
+    ``write`` may have shrunk it: a read past its end)."""
+    missing = vars(collections.defaultdict)["__missing__"]
+    if type(missing) is not types.FunctionType:
+        _install(collections.defaultdict, {"__missing__": _defaultdict_missing()})
+    if type(vars(array.array)["tofile"]) is not types.FunctionType:
+        _install(array.array, {"tofile": _array_tofile()})

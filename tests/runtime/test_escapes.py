@@ -1933,6 +1933,49 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "[await A(), await asyncio.gather(A()), asked]",
         [5, [5], ["__await__() returned a coroutine", *["Task got bad yield: F"] * 2]],
     ),
+    "a staticmethod, classmethod or property made again while what it holds runs": (
+        "import operator\nout = []\nclass SM(staticmethod):\n    def __init__(self, f):\n"
+        "        super().__init__(f)\nclass L(list):\n    __slots__ = ()\nbox = [None]\n"
+        "class X:\n    def __init__(self, how):\n        self.how = how\n"
+        "    def __iter__(self):\n        try:\n            if self.how == 'super':\n"
+        "                box[0].__init__(len)\n            elif self.how == 'methodcaller':\n"
+        "                operator.methodcaller('__init__', len)(box[0])\n"
+        "            else:\n                P.v.__init__(len)\n"
+        "        except RuntimeError as e:\n            out.append(str(e).split(' on ')[0])\n"
+        "        return iter([1, 2])\nclass P:\n    pass\n"
+        "for how, make in [('super', SM), ('methodcaller', staticmethod), "
+        "('property', property)]:\n    l = L()\n    box[0] = make(l.extend)\n"
+        "    if how == 'property':\n        P.v = box[0]\n        P.v.fget(X(how))\n"
+        "    else:\n        box[0](X(how))\n    l = None\n"
+        "c = classmethod(len)\ntry:\n    c.__init__(abs)\nexcept RuntimeError as e:\n"
+        "    out.append(str(e).split(' on ')[0])\nfresh = property()\nfresh.__init__(len)\n"
+        "out + [fresh.fget is len]",
+        [
+            "staticmethod.__init__()",
+            "staticmethod.__init__()",
+            "property.__init__()",
+            "classmethod.__init__()",
+            True,
+        ],
+    ),
+    "a defaultdict factory that unsets itself while it runs, past the facade": (
+        "import collections\nclass DD(collections.defaultdict):\n"
+        "    def __missing__(self, key):\n"
+        "        return super(collections.defaultdict, self).__missing__(key)\n"
+        "dd = DD()\nclass L(list):\n    __slots__ = ()\nclass I:\n    def __lt__(s, o):\n"
+        "        dd.default_factory = None\n        made = [[n] for n in range(200)]\n"
+        "        return False\nl = L([I(), I(), I()])\ndd.default_factory = l.sort\n"
+        "l = None\n[dd[1], dd.default_factory, list(dd)]",
+        [None, None, [1]],
+    ),
+    "an array whose file's write shrinks it while tofile writes": (
+        "import array\na = array.array('B', b'A' * (65536 + 4096))\ngot, keep = [], []\n"
+        "class F:\n    def write(self, b):\n        got.append(bytes(b))\n"
+        "        if len(got) == 1:\n            del a[1000:]\n            for _ in range(20):\n"
+        "                keep.append(bytearray(b'SECRET-IN-ANOTHER-OBJECT-' * 2700))\n"
+        "a.tofile(F())\n[len(g) for g in got] + [got[1] == b'A' * 4096, len(a)]",
+        [65536, 4096, True, 1000],
+    ),
     "a sequence whose __getitem__ re-enters its own iterator (gh-156310)": (
         "import itertools\nst = [0]\nclass B:\n    def __iter__(self):\n"
         "        return iter([])\nclass Seq:\n    def __getitem__(self, i):\n"
