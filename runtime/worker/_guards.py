@@ -939,6 +939,8 @@ class Guards:
     iter: Callable[[Any], Iterator[Any]]
     aiter: Callable[[Any], Any]
     admit: Callable[[Any], Any]
+    argument: Callable[..., Any]
+    """Admits a parameter of the snippet's function as its body begins (``_arg_``)."""
     write: Callable[..., Any]
     inplace: Callable[[Any, Any, str], Any]
     private: Callable[[Any, str], Any]
@@ -975,6 +977,7 @@ class Guards:
             "_getiter_": self.iter,
             "_getaiter_": self.aiter,
             "_admit_": self.admit,
+            "_arg_": self.argument,
             "_write_": self.write,
             "_inplace_": self.inplace,
             "_unpack_sequence_": self.unpack_sequence,
@@ -1118,7 +1121,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         name = rest[0]
         if name in DENIED_ATTRIBUTES or name in REFUSED_DUNDERS:
             raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
-        if original.__name__ == "__getattribute__":
+        if original.__name__ in ("__getattribute__", "__getattr__"):
             if name.startswith("_"):
                 return private_getattr(obj, name)
             return compiled_getattr(obj, name)
@@ -1482,6 +1485,21 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return obj
         return achecked(obj)
 
+    def argument(value: Any, what: str, alone: bool = False) -> Any:
+        """A parameter of the snippet's function, of a type not yet seen to pass as it is:
+        C code calls the snippet's functions with values the snippet never held (a ``key``
+        function's result, a container's items). A traceback passes: it is what ``__exit__``
+        is given, and no attribute of one is ever read. A lambda's parameter (``alone``)
+        cannot be rebound to a stand-in, so there one is refused; true when admitted."""
+        if type(value) is types.TracebackType:
+            return True if alone else value
+        given = admit(value, what)
+        if not alone:
+            return given
+        if given is not value:
+            raise _deny(f"{what}, a {type(value).__name__}", "a lambda takes it only as a guard")
+        return True
+
     def guarded_admit(value: Any) -> Any:
         """What ``await``, ``with ... as`` and decorators hand the snippet."""
         if type(value) in PLAIN:
@@ -1589,6 +1607,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         iter=guarded_iter,
         aiter=guarded_aiter,
         admit=guarded_admit,
+        argument=argument,
         write=guarded_write,
         inplace=inplace,
         unpack_sequence=unpack_sequence,

@@ -118,6 +118,9 @@ RESERVED_NAMES: frozenset[str] = frozenset(
         "_getaiter_",
         "_admit_",
         "_admitted_",
+        "_arg_",
+        "_type_",
+        "_free_",
         "_match_class_",
         "_write_",
         "_inplace_",
@@ -195,6 +198,60 @@ def _call(name: str, args: list[ast.expr], like: ast.AST, keywords: list[ast.key
     return ast.copy_location(
         ast.Call(func=ast.Name(name, ast.Load()), args=args, keywords=keywords), like
     )
+
+
+def _parameters(args: ast.arguments) -> list[str]:
+    """The parameters that take one value each (``*args`` and ``**kwargs`` are a tuple and a
+    dict, whose items are checked where they are read)."""
+    return [arg.arg for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+
+
+def _seen(name: str, like: ast.AST, op: ast.cmpop) -> ast.Compare:
+    """``_type_(name) in _free_`` (or ``not in``): the admission lets its type pass as it is."""
+    return ast.Compare(
+        left=_call("_type_", [ast.Name(name, ast.Load())], like, []),
+        ops=[op],
+        comparators=[ast.Name("_free_", ast.Load())],
+    )
+
+
+def _admitting(name: str, where: str, like: ast.AST) -> ast.Call:
+    what = ast.Constant(f"argument {name!r} of {where}")
+    return _call("_arg_", [ast.Name(name, ast.Load()), what], like, [])
+
+
+def _parameter_check(name: str, where: str, like: ast.AST) -> ast.expr:
+    """``_type_(name) in _free_ or _arg_(name, what, True)``: true once ``name`` is admitted
+    as it is (a lambda cannot rebind it: an assignment expression is a syntax error in a
+    comprehension's iterable, where lambdas go as keys)."""
+    checked = _admitting(name, where, like)
+    checked.args.append(ast.Constant(True))
+    check = ast.BoolOp(ast.Or(), [_seen(name, like, ast.In()), checked])
+    return ast.copy_location(check, like)
+
+
+def _admit_parameters(node: Any) -> Any:
+    """A function's parameters are admitted as its body begins (after its docstring): C code
+    calls a snippet's functions with whatever it has (``bisect`` hands a ``key`` function's
+    result to the snippet's ``__lt__``, a container compares its items with the snippet's
+    ``__eq__``), and a value from outside must pass the same check there as anywhere else.
+    A parameter whose type the admission lets pass as it is costs one set lookup:
+    ``if _type_(x) not in _free_: x = _arg_(x, what)``."""
+    checks: list[ast.stmt] = []
+    for name in _parameters(node.args):
+        store = ast.Assign([ast.Name(name, ast.Store())], _admitting(name, f"{node.name}()", node))
+        check = ast.If(test=_seen(name, node, ast.NotIn()), body=[store], orelse=[])
+        checks.append(ast.fix_missing_locations(ast.copy_location(check, node)))
+    body = node.body
+    first = body[0] if body else None
+    documented = (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    )
+    at = 1 if documented else 0
+    node.body = [*body[:at], *checks, *body[at:]]
+    return node
 
 
 def _is_guard_call(node: ast.expr, guard: str) -> bool:
@@ -559,7 +616,15 @@ class SnippetPolicy(RestrictingNodeTransformer):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         self._no_finalizer(node)
-        return self._admit_decorated(super().visit_FunctionDef(node))
+        return self._admit_decorated(_admit_parameters(super().visit_FunctionDef(node)))
+
+    def visit_Lambda(self, node: ast.Lambda) -> Any:
+        made = cast(ast.Lambda, super().visit_Lambda(node))
+        checks = [_parameter_check(name, "a lambda", made) for name in _parameters(made.args)]
+        if checks:  # each check is true once its parameter is admitted: then the body
+            made.body = ast.copy_location(ast.BoolOp(ast.And(), [*checks, made.body]), made)
+            ast.fix_missing_locations(made)
+        return made
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Any:
         for keyword in node.keywords:
@@ -647,7 +712,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
         self._no_finalizer(node)
         self.check_name(node, node.name, allow_magic_methods=True)
         self.check_function_argument_names(node)
-        return self._admit_decorated(self.node_contents_visit(node))
+        return self._admit_decorated(_admit_parameters(self.node_contents_visit(node)))
 
     def visit_Await(self, node: ast.Await) -> Any:
         node = self.node_contents_visit(node)

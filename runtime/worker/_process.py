@@ -165,6 +165,8 @@ class Prepared:
             "__annotations__": {},
             "__metaclass__": classes.metaclass,
             **guards.as_globals(),
+            "_type_": type,  # the parameter checks' (see _policy._admit_parameters)
+            "_free_": admission.free,
         }
 
 

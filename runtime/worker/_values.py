@@ -26,6 +26,7 @@ import collections.abc
 import re
 import struct
 import types
+import typing
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -136,6 +137,7 @@ _BUILTIN_INSTANCES = frozenset(
     }
 )
 _TYPE_FORMS = (types.GenericAlias, types.UnionType)
+_TYPING_ALIAS: type = typing._BaseGenericAlias  # type: ignore[attr-defined]
 """``list[int]`` and ``int | None``: annotations a snippet writes."""
 """Builtin types (besides the plain ones) whose instances a snippet makes in ordinary code."""
 
@@ -302,7 +304,10 @@ SAFE_DUNDERS: frozenset[str] = SAFE_SLOTS | {
 }
 """Dunder attributes readable on any admitted object; what they give is checked deeply."""
 
-SLOT_GUARDED = frozenset({"__setattr__", "__delattr__", "__getattribute__"})
+SLOT_GUARDED = frozenset({"__setattr__", "__delattr__", "__getattribute__", "__getattr__"})
+"""Special methods that read or write any attribute by a name given at run time: a snippet
+holds one of a class from outside only behind the checks of ``obj.name`` (typing's aliases
+answer ``__getattr__`` with any attribute of what they stand for, private ones too)."""
 
 
 def function_str(func: Any) -> str:
@@ -490,6 +495,9 @@ class Admission:
         self.formats: Formats | None = None
         """Where the guarded ``str.format`` comes from; a real one is never admitted."""
         self._by_type: dict[type, Callable[[Any, str], Any] | None] = {}
+        self.free: set[type] = {*PLAIN, types.TracebackType}
+        """The types whose values a snippet's parameters take as they are (the rewritten code
+        looks a parameter's type up here before it asks :meth:`admit`)."""
 
     def vet(self, value: object) -> object:
         """Add ``value`` to what the snippet may hold (results of vetted factories)."""
@@ -514,6 +522,8 @@ class Admission:
             check = self._by_type[kind]
         except KeyError:
             check = self._by_type[kind] = self._classify(kind)
+            if check is None:
+                self.free.add(kind)
         return value if check is None else check(value, what)
 
     def admit_deep(self, value: Any, what: str, budget: int = 100_000) -> Any:
@@ -554,6 +564,8 @@ class Admission:
             return self._class
         if kind in _TYPE_FORMS:
             return None
+        if issubclass(kind, _TYPING_ALIAS):
+            return self._alias
         if (
             kind is AsyncStepMethod
             or kind is GuardedSlot
@@ -569,6 +581,19 @@ class Admission:
         if module in _VETTED_MODULES:
             return None  # the vetted modules' records: Counter, datetime, Match...
         return self._foreign
+
+    def _alias(self, value: Any, what: str) -> Any:
+        """A typing alias stands for a class, a type variable or another typing form: it
+        answers attribute reads with its origin's, and calling it calls the origin and writes
+        ``__orig_class__`` onto what it made, so one that stood for a function or an object
+        from outside (``Annotated[json.loads, 0]``) would read and write them natively."""
+        origin = vars(value).get("__origin__")
+        if isinstance(origin, type) or type(origin).__module__ == "typing":
+            return value
+        raise PolicyError(
+            f"{what} is a typing alias of {_name(origin)}: an alias stands for a class or a "
+            "typing form (annotate with classes)"
+        )
 
     def _async_step(self, value: Any, what: str) -> Any:
         return _awaiting(value)

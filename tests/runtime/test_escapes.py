@@ -1261,7 +1261,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "a typing alias forwarding writes to what it wraps": Refusal(
             "import typing\nsetattr(typing.Annotated[tools, 0], '_names', ['*'])",
             "policy",
-            "writing to a _AnnotatedAlias object is not allowed",
+            "a typing alias of Namespace: an alias stands for a class",
         ),
         "a typing alias of a stdlib class": Refusal(
             "import typing\ntyping.Counter.most_common = 5",
@@ -1290,6 +1290,36 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "og = object.__getattribute__\nog.__init__(print, print)",
             "policy",
             "attribute '__init__' is GuardedSlot.__init__ bound to a GuardedSlot",
+        ),
+    },
+    "values C hands to the snippet's functions": {
+        "a bisect key's result handed to the snippet's __lt__": Refusal(
+            "import bisect\nclass Sink:\n    def __lt__(self, other):\n        return False\n"
+            "bisect.bisect([help], Sink(), key=type)",
+            "policy",
+            "argument 'other' of __lt__() is the class",
+        ),
+        "a bisect_left key's result handed to the snippet's reflected __gt__": Refusal(
+            "import bisect\nclass Sink:\n    def __gt__(self, other):\n        return False\n"
+            "import json\nbisect.bisect_left([json], Sink(), key=type)",
+            "policy",
+            "argument 'other' of __gt__() is the class",
+        ),
+        "a bisect key's result handed to a lambda": Refusal(
+            "import bisect\nclass Sink:\n    __gt__ = lambda self, other: False\n"
+            "bisect.bisect_left([tools], Sink(), key=type)",
+            "policy",
+            "argument 'other' of a lambda is the class",
+        ),
+        "a typing alias's __getattr__ asked for a private name of what it stands for": Refusal(
+            "import typing\ntyping.List[int].__getattr__('_inst')",
+            "policy",
+            "private names are readable on the snippet's own objects only",
+        ),
+        "a typing alias standing for an object from outside": Refusal(
+            "import typing\ntyping.Annotated[help, 0].__getattr__('_entries')",
+            "policy",
+            "a typing alias of Help: an alias stands for a class or a typing form",
         ),
     },
     "match patterns": {
@@ -1975,6 +2005,18 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "                keep.append(bytearray(b'SECRET-IN-ANOTHER-OBJECT-' * 2700))\n"
         "a.tofile(F())\n[len(g) for g in got] + [got[1] == b'A' * 4096, len(a)]",
         [65536, 4096, True, 1000],
+    ),
+    "a context manager's __exit__ given the error and its traceback": (
+        "out = []\nclass CM:\n    def __enter__(self):\n        return self\n"
+        "    def __exit__(self, et, ev, tb):\n"
+        "        out.append([et.__name__, type(ev).__name__, tb is not None])\n"
+        "        return True\nwith CM():\n    import os\nwith CM():\n    1 / 0\n"
+        "with CM():\n    await tools.read(path='/etc/passwd')\nout",
+        [
+            ["ImportError", "ImportError", True],
+            ["ZeroDivisionError", "ZeroDivisionError", True],
+            ["ToolError", "ToolError", True],
+        ],
     ),
     "a sequence whose __getitem__ re-enters its own iterator (gh-156310)": (
         "import itertools\nst = [0]\nclass B:\n    def __iter__(self):\n"
