@@ -1000,18 +1000,69 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     admit = admission.admit
     admit_deep = admission.admit_deep
 
+    own_kinds: dict[type, tuple[type, bool]] = {}
+    own_functions: set[types.FunctionType] = set()
+
+    def own_kind(kind: type) -> bool:
+        """Whether ``kind`` is a class the snippet defined whose instances the admission passes
+        by their type alone, neither an exception (whose attributes are checked deeply) nor
+        anything :func:`compiled_getattr` refuses before it reads: decided once per class (a
+        class stays the snippet's, and no snippet writes ``__bases__``). The entry holds the
+        class itself, so a metaclass's ``__eq__`` cannot answer for another's."""
+        entry = own_kinds.get(kind)
+        if entry is None:
+            own = (
+                classes.defined(kind)
+                and kind not in _NEVER_HOLDERS
+                and not issubclass(kind, (BaseException, *_DRIVABLE))
+                and admission.by_type_alone(kind)
+            )
+            entry = own_kinds[kind] = (kind, own)
+        return entry[0] is kind and entry[1]
+
+    def own_method(obj: Any, method: Any) -> bool:
+        """Whether ``method``, read from ``obj`` (an instance of an :func:`own_kind`), is a
+        function the snippet defined bound to ``obj`` itself: what ``compiled_getattr`` hands
+        out as it is, and whose plain result ``outside_result`` takes as the snippet's own.
+        Each function is checked once, as ``classes.owns`` checks it (its code's file, or the
+        sandbox's stand-in for a snippet's function): no snippet can rebind ``__code__``.
+        ``own_functions`` holds exact functions only, hashed and compared by identity."""
+        if type(method) is not types.MethodType or method.__self__ is not obj:
+            return False
+        func = method.__func__
+        if type(func) is not types.FunctionType:
+            return False
+        if func in own_functions:
+            return True
+        if classes.owns(func):
+            own_functions.add(func)
+            return True
+        return False
+
+    def own_result(result: Any, name: str) -> Any:
+        """What the snippet's own method returned: ``outside_result`` with ``classes.owns``
+        already known true (a plain container is the snippet's own)."""
+        if type(result) in PLAIN:
+            return result
+        return admit(result, f"the result of .{name}()")
+
     def compiled_getattr(obj: Any, name: str) -> Any:
         """``obj.name`` written in the snippet: the name is a constant the compiler checked."""
         if type(obj) in _NEVER_HOLDERS:
             raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
         if name in _COROUTINE_DRIVERS and isinstance(obj, _DRIVABLE):
             raise _deny(f"coroutine.{name}()", "await coroutines instead of driving them by hand")
-        value = getattr(obj, name)
+        return checked_read(obj, name, getattr(obj, name))
+
+    def checked_read(obj: Any, name: str, value: Any) -> Any:
+        """``value``, just read as ``obj.name`` past the checks before the read."""
         if isinstance(obj, BaseException):  # what an exception carries came from anywhere
             return admit_deep(value, f"attribute {name!r} of {type(obj).__name__}")
         if type(value) in PLAIN:
             if type(value) in _LEAVES:
                 return value
+            if own_kind(type(obj)) and not outside_based(obj):
+                return value  # the snippet's own object's own container (shared() is False)
             owned = classes.owns(obj)
             if (owned or is_writable_record(obj)) and shared(obj, name, value):
                 # a class attribute of a base from outside (TextWrapper's translation table):
@@ -1361,7 +1412,14 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         they iterate goes through the iteration guard."""
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)(*(consumed(name, a) for a in args), **kwargs)
-        method = compiled_getattr(obj, name)
+        if own_kind(type(obj)):
+            method = getattr(obj, name)
+            if own_method(obj, method):
+                result = method(*args, **kwargs)
+                return result if type(result) in PLAIN else own_result(result, name)
+            method = checked_read(obj, name, method)
+        else:
+            method = compiled_getattr(obj, name)
         if len(args) == 3 and type(method) is type and method in VETTED_METACLASSES:
             return classes.metaclass.made_by(method, *args, **kwargs)  # abc.ABCMeta(n, b, ns)
         return result_of(method(*args, **kwargs), name, method, bool(kwargs))
@@ -1369,19 +1427,40 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     def callattr0(obj: Any, name: str, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)()
-        method = compiled_getattr(obj, name)
+        if own_kind(type(obj)):
+            method = getattr(obj, name)
+            if own_method(obj, method):
+                result = method()
+                return result if type(result) in PLAIN else own_result(result, name)
+            method = checked_read(obj, name, method)
+        else:
+            method = compiled_getattr(obj, name)
         return result_of(method(), name, method)
 
     def callattr1(obj: Any, name: str, a: Any, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)(consumed(name, a))
-        method = compiled_getattr(obj, name)
+        if own_kind(type(obj)):
+            method = getattr(obj, name)
+            if own_method(obj, method):
+                result = method(a)
+                return result if type(result) in PLAIN else own_result(result, name)
+            method = checked_read(obj, name, method)
+        else:
+            method = compiled_getattr(obj, name)
         return result_of(method(a), name, method)
 
     def callattr2(obj: Any, name: str, a: Any, b: Any, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)(consumed(name, a), b)
-        method = compiled_getattr(obj, name)
+        if own_kind(type(obj)):
+            method = getattr(obj, name)
+            if own_method(obj, method):
+                result = method(a, b)
+                return result if type(result) in PLAIN else own_result(result, name)
+            method = checked_read(obj, name, method)
+        else:
+            method = compiled_getattr(obj, name)
         return result_of(method(a, b), name, method)
 
     def call_result(result: Any, func: Any = None, keywords: bool = False) -> Any:

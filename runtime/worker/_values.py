@@ -521,10 +521,24 @@ class Admission:
         try:
             check = self._by_type[kind]
         except KeyError:
-            check = self._by_type[kind] = self._classify(kind)
-            if check is None:
-                self.free.add(kind)
+            check = self._check_of(kind)
         return value if check is None else check(value, what)
+
+    def by_type_alone(self, kind: type) -> bool:
+        """Whether ``admit`` passes every value of ``kind`` as it is, by its type alone."""
+        if kind in PLAIN:
+            return True
+        try:
+            check = self._by_type[kind]
+        except KeyError:
+            check = self._check_of(kind)
+        return check is None
+
+    def _check_of(self, kind: type) -> Callable[[Any, str], Any] | None:
+        check = self._by_type[kind] = self._classify(kind)
+        if check is None:
+            self.free.add(kind)
+        return check
 
     def admit_deep(self, value: Any, what: str, budget: int = 100_000) -> Any:
         """Like ``admit``, and the items of containers too (for what exceptions carry)."""
