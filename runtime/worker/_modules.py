@@ -247,6 +247,8 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         def decorating_function(user_function: Any) -> Any:
             return cached(decorating(user_function))
 
+        decorating_function.__qualname__ = "lru_cache.<locals>.decorating_function"
+        decorating_function.__module__ = "functools"
         return ADOPTION.vet(decorating_function)
 
     def cache(user_function: Any, /) -> Any:

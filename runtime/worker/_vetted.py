@@ -1654,6 +1654,8 @@ def wraps(
     def decorating(wrapper: Any) -> Any:
         return update_wrapper(wrapper, wrapped, assigned, updated)
 
+    decorating.__qualname__ = "wraps.<locals>.decorating"  # CPython's is a partial
+    decorating.__module__ = "functools"
     return ADOPTION.vet(decorating)
 
 

@@ -395,6 +395,9 @@ CASES: dict[str, str] = {
         "list(itertools.filterfalse(None, Squares())), "
         "isinstance(Squares(), typing.Iterable)]"
     ),
+    "the names of functools's decorator factories": (
+        "import functools\nmade = functools.lru_cache()\n[made.__qualname__, made.__module__]"
+    ),
     "attributes on the snippet's own functions": (
         "import functools\ndef memo(f):\n    cache = {}\n    @functools.wraps(f)\n"
         "    def inner(*args):\n        if args not in cache:\n            cache[args] = f(*args)\n"
