@@ -1067,18 +1067,44 @@ def _escape(pattern: Any) -> Any:
     return _real_escape(pattern)
 
 
+def _forward_ref_init(
+    self: Any, arg: Any, is_argument: bool = True, module: Any = None, *, is_class: bool = False
+) -> None:
+    """``typing.ForwardRef.__init__`` without the code object: CPython compiles the text for
+    ``get_type_hints`` to evaluate later, and the sandbox refuses both ``compile`` and
+    ``eval``; the text is still parsed (an ``ast`` tree, never code), so a forward reference
+    that is not an expression is refused as CPython words it. ``List["Node"]`` in a
+    dataclass field works."""
+    if not isinstance(arg, str):
+        raise TypeError(f"Forward reference must be a string -- got {arg!r}")
+    text = str.__str__(arg)
+    try:
+        with _audit.trusted():  # parsing runs no code of the snippet's
+            ast.parse(f"({text},)[0]" if text[0] == "*" else text, mode="eval")
+    except SyntaxError:
+        raise SyntaxError(f"Forward reference must be an expression -- got {arg!r}") from None
+    self.__forward_arg__ = text
+    self.__forward_code__ = None
+    self.__forward_evaluated__ = False
+    self.__forward_value__ = None
+    self.__forward_is_argument__ = is_argument
+    self.__forward_is_class__ = is_class
+    self.__forward_module__ = module
+
+
 def patch_stdlib() -> None:
     """In the process that builds the facades (the zygote, whose workers run snippets; never
     the host): dataclasses' ``exec`` trusted, typing's and enum's frame walks gone, the
     wrapper a context decorator makes vetted, fractions made of exact numbers only,
     ``re.escape`` of exact text, the Python ``OrderedDict`` and the checked ``deque`` in
-    ``typing``."""
+    ``typing``, forward references never compiled."""
     dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
     # asdict() and astuple() deep-copy each leaf with the module's own copy: the checked one
     dataclasses.copy = types.SimpleNamespace(  # type: ignore[attr-defined]
         copy=lambda value: copy_(value), deepcopy=lambda value, memo=None: deepcopy(value, memo)
     )
     typing._caller = _caller  # type: ignore[attr-defined]
+    typing.ForwardRef.__init__ = _forward_ref_init  # type: ignore[method-assign]
     enum.EnumType._create_ = _enum_create  # type: ignore[attr-defined]
     contextlib.ContextDecorator.__call__ = _decorator_call  # type: ignore[method-assign]
     fractions.Fraction.__new__ = staticmethod(_fraction_new)  # type: ignore[method-assign]

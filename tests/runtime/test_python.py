@@ -398,6 +398,13 @@ CASES: dict[str, str] = {
     "the names of functools's decorator factories": (
         "import functools\nmade = functools.lru_cache()\n[made.__qualname__, made.__module__]"
     ),
+    "forward references in annotations": (
+        "import dataclasses, typing\n@dataclasses.dataclass\nclass Node:\n    name: str\n"
+        "    children: typing.List['Node'] = dataclasses.field(default_factory=list)\n"
+        "T = typing.TypeVar('T', 'int', 'str')\ntry:\n    typing.List['not ( valid']\n"
+        "except SyntaxError as e:\n    bad = str(e)\n"
+        "[repr(Node('a', [Node('b')])), repr(T), repr(typing.Optional['Node']), bad]"
+    ),
     "attributes on the snippet's own functions": (
         "import functools\ndef memo(f):\n    cache = {}\n    @functools.wraps(f)\n"
         "    def inner(*args):\n        if args not in cache:\n            cache[args] = f(*args)\n"
