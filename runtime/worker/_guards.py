@@ -52,6 +52,7 @@ from runtime.worker._values import (
     function_str,
     is_writable_record,
     record_view,
+    vetted_metaclass,
 )
 
 # Driving a coroutine by hand would surface the futures it waits on.
@@ -157,25 +158,10 @@ class SnippetClasses:
         return self.defined(kind)
 
 
-def _vetted_metaclasses() -> frozenset[type]:
-    import abc
-    import enum
-    import typing
-
-    found = {type, abc.ABCMeta, enum.EnumType}
-    for name in ("_ProtocolMeta", "_TypedDictMeta"):
-        found.add(getattr(typing, name))
-    return frozenset(found)
-
-
-VETTED_METACLASSES = _vetted_metaclasses()
-"""The metaclasses a snippet's class may get from its bases: ``type``, and those of ``abc``,
-``enum`` and ``typing``'s protocols and typed dicts, and the sandbox's own (see
-:func:`admit_metaclass`), and the only ones a ``metaclass=`` keyword may name."""
-
-
-FINAL_CLASSES: set[type] = set()
-"""The sandbox's classes a snippet's class may not derive from (see :func:`final_class`)."""
+FINAL_CLASSES: set[type] = {super}
+"""The sandbox's classes a snippet's class may not derive from (see :func:`final_class`), and
+``super``: a subclass's ``super().__init__(...)`` runs CPython's again on a ``super`` in use,
+which frees the object it lends a descriptor while the descriptor runs."""
 
 
 def final_class(cls: type) -> type:
@@ -183,13 +169,6 @@ def final_class(cls: type) -> type:
     ``type()`` or a maker with it among its bases' classes gets CPython's TypeError."""
     FINAL_CLASSES.add(cls)
     return cls
-
-
-def admit_metaclass(meta: type) -> None:
-    """Let a class statement's bases give it ``meta``, a metaclass the sandbox defines (the
-    facade's ``typing.NamedTuple``)."""
-    global VETTED_METACLASSES
-    VETTED_METACLASSES = VETTED_METACLASSES | {meta}
 
 
 _ADOPT_KEY = " adopt"
@@ -228,7 +207,7 @@ class _AdoptOnCreation:
 class ClassStatement:
     """The ``metaclass`` of every class statement in a snippet: the class is made by its
     bases' own metaclass (prepared namespace included, as ``enum`` needs), if that is one of
-    :data:`VETTED_METACLASSES`, and counts as the snippet's own."""
+    the vetted metaclasses, and counts as the snippet's own."""
 
     def __init__(self, classes: SnippetClasses) -> None:
         self._classes = classes
@@ -236,7 +215,7 @@ class ClassStatement:
     @staticmethod
     def winner(name: str, bases: tuple[Any, ...], winner: type = type) -> type:
         """The metaclass that makes class ``name`` from ``bases`` (and ``winner``, a
-        metaclass called directly), if it is one of :data:`VETTED_METACLASSES`."""
+        metaclass called directly), if it is one of the vetted metaclasses."""
         for base in bases:
             if not isinstance(base, type):
                 raise _deny(f"class {name} with base {base!r}", "bases must be classes")
@@ -255,7 +234,7 @@ class ClassStatement:
                     "metaclass conflict: the metaclass of a derived class must be a (non-strict) "
                     "subclass of the metaclasses of all its bases"
                 )
-        if winner not in VETTED_METACLASSES:
+        if not vetted_metaclass(winner):
             raise _deny(f"class {name} made by {winner.__name__}", "metaclasses are refused")
         return winner
 
@@ -309,10 +288,10 @@ def _public_keywords(name: str, keywords: dict[str, Any]) -> None:
 
 
 def _named(name: str, meta: Any) -> type:
-    """The ``metaclass=`` of class statement ``name``: one of :data:`VETTED_METACLASSES`
+    """The ``metaclass=`` of class statement ``name``: one of the vetted metaclasses
     (``type``, ``abc.ABCMeta``, ``enum.EnumType``, or one a vetted base has), told by identity:
     a snippet's object could answer ``==`` and ``hash`` as one."""
-    if any(meta is vetted for vetted in VETTED_METACLASSES):
+    if vetted_metaclass(meta):
         return meta  # type: ignore[no-any-return]
     shown = getattr(meta, "__name__", None) if isinstance(meta, type) else None
     raise _deny(
@@ -360,7 +339,13 @@ def _checked_new(new: Any) -> Any:
         if kind in _NEW_ATOMS or any(base is cls for base in _MRO(kind)):
             return made
         if _RUNNING and _RUNNING[-1].owns_instance(made):
-            return made
+            if not _native_layout(cls):
+                return made
+            raise TypeError(
+                f"{new.__qualname__}() returned a {kind.__name__}, not a {cls.__name__}: a "
+                "class deriving from a builtin type makes instances of itself (C code writes "
+                "that type's fields into what __new__ returns)"
+            )
         raise TypeError(
             f"{new.__qualname__}() returned a {kind.__name__} from outside the snippet: a "
             "snippet's __new__ returns an instance of its own classes (or a number, string or "
@@ -368,6 +353,18 @@ def _checked_new(new: Any) -> Any:
         )
 
     return _standing_for(__new__, new)
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
+
+
+def _native_layout(cls: type) -> bool:
+    """Whether ``cls`` derives from a C type besides ``object``: C code that asks such a
+    class for an instance (``datetime.astimezone`` calls ``type(self)(...)``) writes its
+    fields at that type's offsets into whatever ``__new__`` returned, so there it must return
+    an instance of ``cls``, not another of the snippet's objects (a bytearray subclass's buffer
+    pointer sits where a datetime keeps its tzinfo)."""
+    return any(not k.__flags__ & _HEAPTYPE and k is not object for k in _MRO(cls))
 
 
 def _owner_checked(hook: Any, key: str, static: bool = False) -> Any:
@@ -941,6 +938,8 @@ class Guards:
     admit: Callable[[Any], Any]
     argument: Callable[..., Any]
     """Admits a parameter of the snippet's function as its body begins (``_arg_``)."""
+    arguments: Callable[..., Any]
+    """Admits the items of its ``*args`` and ``**kwargs`` (``_args_``)."""
     write: Callable[..., Any]
     inplace: Callable[[Any, Any, str], Any]
     private: Callable[[Any, str], Any]
@@ -978,6 +977,7 @@ class Guards:
             "_getaiter_": self.aiter,
             "_admit_": self.admit,
             "_arg_": self.argument,
+            "_args_": self.arguments,
             "_write_": self.write,
             "_inplace_": self.inplace,
             "_unpack_sequence_": self.unpack_sequence,
@@ -1420,7 +1420,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             method = checked_read(obj, name, method)
         else:
             method = compiled_getattr(obj, name)
-        if len(args) == 3 and type(method) is type and method in VETTED_METACLASSES:
+        if len(args) == 3 and type(method) is type and vetted_metaclass(method):
             return classes.metaclass.made_by(method, *args, **kwargs)  # abc.ABCMeta(n, b, ns)
         return result_of(method(*args, **kwargs), name, method, bool(kwargs))
 
@@ -1511,7 +1511,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             args = consuming(func, args)
         if type(func) is type and func in _CONTAINERS and args and type(args[0]) not in PLAIN:
             args = (built_from(func, args[0]), *args[1:])
-        elif len(args) == 3 and type(func) is type and func in VETTED_METACLASSES:  # ABCMeta(...)
+        elif len(args) == 3 and type(func) is type and vetted_metaclass(func):  # ABCMeta(...)
             return classes.metaclass.made_by(func, *args, **kwargs)
         return call_result(func(*args, **kwargs), func, bool(kwargs))
 
@@ -1578,6 +1578,20 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if given is not value:
             raise _deny(f"{what}, a {type(value).__name__}", "a lambda takes it only as a guard")
         return True
+
+    def arguments(given: Any, what: str, alone: bool = False) -> Any:
+        """``*args`` (a tuple) or ``**kwargs`` (a dict) of the snippet's function, each item
+        admitted as a parameter is (:func:`argument`): the same container when all pass as
+        they are, else one holding their stand-ins (for a lambda, ``alone``: a refusal)."""
+        free = admission.free
+        items = given.values() if type(given) is dict else given
+        if all(type(item) in free for item in items):
+            return True if alone else given
+        if type(given) is dict:
+            made = {key: argument(item, what, alone) for key, item in given.items()}
+            return True if alone else made
+        checked = tuple(argument(item, what, alone) for item in given)
+        return True if alone else checked
 
     def guarded_admit(value: Any) -> Any:
         """What ``await``, ``with ... as`` and decorators hand the snippet."""
@@ -1687,6 +1701,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         aiter=guarded_aiter,
         admit=guarded_admit,
         argument=argument,
+        arguments=arguments,
         write=guarded_write,
         inplace=inplace,
         unpack_sequence=unpack_sequence,

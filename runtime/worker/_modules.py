@@ -51,7 +51,7 @@ from collections.abc import Callable
 from typing import Any
 
 from contract import MODULES, NEVER
-from runtime.worker import _asyncio, _audit, _guards
+from runtime.worker import _asyncio, _audit, _values
 from runtime.worker._places import patch_asyncio
 from runtime.worker._policy import DENIED_ATTRIBUTES
 from runtime.worker._vetted import (
@@ -207,7 +207,7 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
             return made
 
     NamedTupleBase = type.__new__(NamedTupleMeta, "NamedTuple", (), {})
-    _guards.admit_metaclass(NamedTupleMeta)
+    _values.admit_metaclass(NamedTupleMeta)
 
     def _named(typename: Any, annotations: dict[Any, Any], defaults: list[Any]) -> type:
         made = namedtuple(typename, list(annotations), defaults=defaults)

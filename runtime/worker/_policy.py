@@ -119,6 +119,7 @@ RESERVED_NAMES: frozenset[str] = frozenset(
         "_admit_",
         "_admitted_",
         "_arg_",
+        "_args_",
         "_type_",
         "_free_",
         "_match_class_",
@@ -201,9 +202,20 @@ def _call(name: str, args: list[ast.expr], like: ast.AST, keywords: list[ast.key
 
 
 def _parameters(args: ast.arguments) -> list[str]:
-    """The parameters that take one value each (``*args`` and ``**kwargs`` are a tuple and a
-    dict, whose items are checked where they are read)."""
+    """The parameters that take one value each."""
     return [arg.arg for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+
+
+def _collected(args: ast.arguments) -> list[str]:
+    """``*args`` and ``**kwargs``: a tuple and a dict that C code built from what it passed,
+    so their items are admitted too (a ``for`` over a plain tuple reads it natively)."""
+    return [arg.arg for arg in (args.vararg, args.kwarg) if arg is not None]
+
+
+def _admitting_all(name: str, where: str, like: ast.AST, alone: bool) -> ast.Call:
+    what = ast.Constant(f"argument {name!r} of {where}")
+    given = [ast.Name(name, ast.Load()), what, *([ast.Constant(True)] if alone else [])]
+    return _call("_args_", given, like, [])
 
 
 def _seen(name: str, like: ast.AST, op: ast.cmpop) -> ast.Compare:
@@ -242,6 +254,11 @@ def _admit_parameters(node: Any) -> Any:
         store = ast.Assign([ast.Name(name, ast.Store())], _admitting(name, f"{node.name}()", node))
         check = ast.If(test=_seen(name, node, ast.NotIn()), body=[store], orelse=[])
         checks.append(ast.fix_missing_locations(ast.copy_location(check, node)))
+    for name in _collected(node.args):
+        store = ast.Assign(
+            [ast.Name(name, ast.Store())], _admitting_all(name, f"{node.name}()", node, False)
+        )
+        checks.append(ast.fix_missing_locations(ast.copy_location(store, node)))
     body = node.body
     first = body[0] if body else None
     documented = (
@@ -621,6 +638,7 @@ class SnippetPolicy(RestrictingNodeTransformer):
     def visit_Lambda(self, node: ast.Lambda) -> Any:
         made = cast(ast.Lambda, super().visit_Lambda(node))
         checks = [_parameter_check(name, "a lambda", made) for name in _parameters(made.args)]
+        checks += [_admitting_all(name, "a lambda", made, True) for name in _collected(made.args)]
         if checks:  # each check is true once its parameter is admitted: then the body
             made.body = ast.copy_location(ast.BoolOp(ast.And(), [*checks, made.body]), made)
             ast.fix_missing_locations(made)

@@ -20,9 +20,11 @@ and caches it per type where the type alone decides.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import collections
 import collections.abc
+import enum
 import re
 import struct
 import types
@@ -136,8 +138,47 @@ _BUILTIN_INSTANCES = frozenset(
         "memoryview",
     }
 )
+VETTED_METACLASSES: list[type] = [
+    type,
+    abc.ABCMeta,
+    enum.EnumType,
+    typing._ProtocolMeta,
+    typing._TypedDictMeta,  # type: ignore[attr-defined]
+]
+"""The metaclasses a snippet's class may get from its bases: ``type``, and those of ``abc``,
+``enum`` and typing's protocols and typed dicts, and the sandbox's own (see
+:func:`admit_metaclass`), and the only ones a ``metaclass=`` keyword may name."""
+
+
+def vetted_metaclass(meta: object) -> bool:
+    """Whether ``meta`` is one of :data:`VETTED_METACLASSES`, told by identity: a class made
+    natively by a metaclass of the snippet's (``functools.partial(type, "M", (type,))`` as a
+    ``key``) answers ``hash`` and ``==`` however that metaclass says, so a table keyed by
+    classes (this module's per-type decisions) would take it for another."""
+    return any(meta is vetted for vetted in VETTED_METACLASSES)
+
+
+def admit_metaclass(meta: type) -> None:
+    """Let a class statement's bases give it ``meta``, a metaclass the sandbox defines (the
+    facade's ``typing.NamedTuple``)."""
+    if not vetted_metaclass(meta):
+        VETTED_METACLASSES.append(meta)
+
+
 _TYPE_FORMS = (types.GenericAlias, types.UnionType)
 _TYPING_ALIAS: type = typing._BaseGenericAlias  # type: ignore[attr-defined]
+_ALIAS_ORIGINS = (
+    type,
+    typing.TypeVar,
+    typing.ParamSpec,
+    typing.TypeVarTuple,
+    typing._SpecialForm,
+    _TYPING_ALIAS,
+    types.GenericAlias,
+    types.UnionType,
+)
+"""What a typing alias may stand for: a class, a type variable, a typing form (``NewType``
+is none: calling an alias of one calls it, which hands its argument back)."""
 """``list[int]`` and ``int | None``: annotations a snippet writes."""
 """Builtin types (besides the plain ones) whose instances a snippet makes in ordinary code."""
 
@@ -269,6 +310,8 @@ _BUILTIN_METHOD: type = type(re.compile("").search)
 """``builtin_method``: a C method defined with its class (``Pattern.search``,
 ``array.extend``), a subclass of ``builtin_function_or_method``."""
 _MAKERS = frozenset({"__new__", "__call__", "__init__", "__prepare__"})
+_NEEDS_INIT = (staticmethod, classmethod)
+"""Builtin types whose objects CPython uses without checking ``__init__`` ran."""
 
 STANDS_FOR_SNIPPET: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 """Functions of the sandbox that a snippet's class holds in place of the snippet's own (its
@@ -516,6 +559,9 @@ class Admission:
     def admit(self, value: Any, what: str) -> Any:
         """``value`` if a snippet may hold it; else raise PolicyError naming ``what``."""
         kind = type(value)
+        meta = type(kind)
+        if meta is not type and not vetted_metaclass(meta):  # before any lookup by class
+            raise _refuse(what, "an object of a class made by a metaclass")
         if kind in PLAIN:
             return value
         try:
@@ -526,6 +572,9 @@ class Admission:
 
     def by_type_alone(self, kind: type) -> bool:
         """Whether ``admit`` passes every value of ``kind`` as it is, by its type alone."""
+        meta = type(kind)
+        if meta is not type and not vetted_metaclass(meta):
+            return False
         if kind in PLAIN:
             return True
         try:
@@ -602,7 +651,7 @@ class Admission:
         ``__orig_class__`` onto what it made, so one that stood for a function or an object
         from outside (``Annotated[json.loads, 0]``) would read and write them natively."""
         origin = vars(value).get("__origin__")
-        if isinstance(origin, type) or type(origin).__module__ == "typing":
+        if isinstance(origin, _ALIAS_ORIGINS):
             return value
         raise PolicyError(
             f"{what} is a typing alias of {_name(origin)}: an alias stands for a class or a "
@@ -637,6 +686,9 @@ class Admission:
         bound = value.__self__
         if bound is None or isinstance(bound, types.ModuleType):
             raise _refuse(what, f"the builtin {_name(value)}")
+        if value.__name__ == "__new__" and any(bound is kind for kind in _NEEDS_INIT):
+            # staticmethod.__new__(staticmethod)() calls the NULL it holds: a crash
+            raise _refuse(what, f"{_name(value)}, which makes one never initialised")
         if isinstance(bound, type) and issubclass(bound, type) and value.__name__ in _MAKERS:
             # type.__new__(type, name, bases, ns) makes a class past the class statement
             raise _refuse(what, f"{_name(value)}, which makes classes natively")

@@ -1080,9 +1080,11 @@ def _forward_ref_init(
     text = str.__str__(arg)
     try:
         with _audit.trusted():  # parsing runs no code of the snippet's
-            ast.parse(f"({text},)[0]" if text[0] == "*" else text, mode="eval")
+            body = parse(f"({text},)[0]" if text[0] == "*" else text).body
     except SyntaxError:
-        raise SyntaxError(f"Forward reference must be an expression -- got {arg!r}") from None
+        body = []
+    if len(body) != 1 or not isinstance(body[0], ast.Expr):
+        raise SyntaxError(f"Forward reference must be an expression -- got {arg!r}")
     self.__forward_arg__ = text
     self.__forward_code__ = None
     self.__forward_evaluated__ = False

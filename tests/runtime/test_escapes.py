@@ -250,7 +250,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "a forward reference's evaluation": Refusal(
             "import typing\ntyping.List['int'].__args__[0]._evaluate({}, {}, frozenset())",
             "policy",
-            "the sandbox refuses 'compile'",
+            "attribute '_evaluate' of a ForwardRef object is not allowed",
         ),
         "time.sleep": Refusal(
             "import time\ntime.sleep(1)", "runtime", "time.sleep is not available"
@@ -329,6 +329,25 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         ),
     },
     "descriptors and class machinery": {
+        "a subclass of super, whose __init__ would run again on a super in use": Refusal(
+            "class MS(super):\n    def __init__(self, *a):\n        super().__init__(*a)",
+            "runtime",
+            "type 'builtins.super' is not an acceptable base type",
+        ),
+        "a staticmethod never initialised, then called": Refusal(
+            "sm = staticmethod.__new__(staticmethod)\nsm()",
+            "policy",
+            "staticmethod.__new__, which makes one never initialised",
+        ),
+        "a datetime subclass's __new__ handing C another of the snippet's objects": Refusal(
+            "import datetime\nclass B(bytearray):\n    pass\nba = B(b'A' * 1000)\narmed = []\n"
+            "class D(datetime.datetime):\n    def __new__(cls, *a, **k):\n        if armed:\n"
+            "            return ba\n        return super().__new__(cls, *a, **k)\n"
+            "d = D(2000, 1, 1, tzinfo=datetime.timezone.utc)\narmed.append(1)\n"
+            "d.astimezone(datetime.timezone(datetime.timedelta(hours=2)))",
+            "runtime",
+            "D.__new__() returned a B, not a D: a class deriving from a builtin type",
+        ),
         "subclasses from a tuple": Refusal(
             "().__class__.__bases__[0].__subclasses__()", "policy", RESTRICTED
         ),
@@ -1305,6 +1324,18 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "argument 'other' of __gt__() is the class",
         ),
+        "a bisect key's result handed to the snippet's __lt__ through *args": Refusal(
+            "import bisect\nclass Sink:\n    def __lt__(*a):\n        for x in a:\n"
+            "            pass\n        return False\nbisect.bisect([help], Sink(), key=type)",
+            "policy",
+            "argument 'a' of __lt__() is the class",
+        ),
+        "a typing alias standing for a NewType, called on a shared class": Refusal(
+            "import typing, collections\n"
+            "typing.Annotated[typing.NewType('N', int), 0](collections.Counter)",
+            "policy",
+            "a typing alias of N: an alias stands for a class or a typing form",
+        ),
         "a bisect key's result handed to a lambda": Refusal(
             "import bisect\nclass Sink:\n    __gt__ = lambda self, other: False\n"
             "bisect.bisect_left([tools], Sink(), key=type)",
@@ -1735,11 +1766,11 @@ async def test_no_snippet_code_runs_while_a_facade_is_trusted(fab: Fabric) -> No
 async def test_no_finalizer_runs_while_the_worker_is_trusted(fab: Fabric) -> None:
     """Decoding a large provider reply allocates, inside the worker's trusted window: the
     collector does not run there, so a snippet generator's ``finally`` (its finalizer) never
-    runs while the audit hook trusts (where ``typing.List['int']``'s compile would pass)."""
+    runs while the audit hook trusts (where a codec's import would pass)."""
     code = (
-        "import typing\nlog = []\n"
+        "log = []\n"
         "def gen(box):\n    try:\n        yield 1\n    finally:\n        try:\n"
-        "            log.append(repr(typing.List['int']))\n"
+        "            log.append(repr('x'.encode('mac_roman')))\n"
         "        except Exception:\n            log.append('untrusted')\n"
         "await state.set('big', [[i] for i in range(20000)])\n"
         "for i in range(200):\n    box = []\n    g = gen(box)\n    box.append(g)\n    next(g)\n"
