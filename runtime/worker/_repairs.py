@@ -254,6 +254,11 @@ def repair() -> dict[str, Any]:
         f"{DEFAULTDICT_MISSING}, and {ARRAY_TOFILE}: the factory is held while it runs, and "
         "tofile writes from a copy"
     )
+    repair_borrowed_reprs()
+    repaired.append(
+        f"{BORROWED_REPRS} (an item whose own repr dropped it was read after it was freed): "
+        "they hold what they format"
+    )
     repair_unicode_errors()
     repaired.append(
         f"{UNICODE_ERROR_STR} (the Unicode errors' str() reads object[start] for a negative "
@@ -1186,3 +1191,70 @@ def repair_held_callables() -> None:
         _install(collections.defaultdict, {"__missing__": _defaultdict_missing()})
     if type(vars(array.array)["tofile"]) is not types.FunctionType:
         _install(array.array, {"tofile": _array_tofile()})
+
+
+# -- reprs of what a container lends ----------------------------------------------------------
+
+BORROWED_REPRS = "list and exception reprs format items they do not hold"
+"""No CPython issue yet: ``list_repr`` formats each item on a borrowed reference, and the
+exceptions' reprs and strs their ``args`` and attributes; an item whose own repr drops it
+(``lst.clear()``, ``e.args = ()``) is then freed while a C repr of several parts (a
+``slice``'s, a ``timezone``'s) goes on reading it."""
+
+_REPR = 11 * 8  # offsetof(PyTypeObject, tp_repr) on a 64-bit CPython 3.11/3.12
+
+
+def _members(cls: type, names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    readers = [  # the type's own descriptors, wherever in its bases CPython defines them
+        next(vars(k)[name] for k in cls.__mro__ if name in vars(k)).__get__ for name in names
+    ]
+    return lambda self: tuple(read(self) for read in readers)
+
+
+def _holding(cls: type, name: str, hold: Callable[[Any], Any]) -> Any:
+    """``cls``'s C ``name`` (``__repr__`` or ``__str__``), run while what it formats is held."""
+    native = vars(cls)[name]
+
+    def formatted(self: Any, /) -> Any:
+        if issubclass(type(self), cls):
+            held = hold(self)  # noqa: F841  # alive until CPython's own repr has returned
+        return native(self)
+
+    formatted.__name__, formatted.__qualname__ = name, f"{cls.__name__}.{name}"
+    formatted.__module__, formatted.__doc__ = "builtins", native.__doc__
+    return formatted
+
+
+_OS_ERROR_PARTS = ("args", "errno", "strerror", "filename", "filename2")
+_SYNTAX_ERROR_PARTS = ("args", "msg", "filename", "lineno", "offset", "text")
+_HELD_REPRS: tuple[tuple[type, str, Callable[[Any], Any]], ...] = (
+    (list, "__repr__", list.copy),
+    (BaseException, "__repr__", vars(BaseException)["args"].__get__),
+    (BaseException, "__str__", vars(BaseException)["args"].__get__),
+    (KeyError, "__str__", vars(BaseException)["args"].__get__),
+    (OSError, "__str__", _members(OSError, _OS_ERROR_PARTS)),
+    (SyntaxError, "__str__", _members(SyntaxError, _SYNTAX_ERROR_PARTS)),
+)
+
+
+def repair_borrowed_reprs() -> None:
+    """``list.__repr__`` and the exceptions' ``__repr__`` and ``__str__`` (BaseException's,
+    KeyError's, OSError's, SyntaxError's) hold what they format while CPython's runs: their
+    slots are those of a class with the method in Python, for each type and every subclass
+    that inherits CPython's."""
+    _check_layout()
+    offsets = {"__repr__": _REPR, "__str__": _STR}
+    for cls, name, hold in _HELD_REPRS:
+
+        def slot_of(kind: type, at: int = offsets[name]) -> ctypes.c_void_p:
+            return _slot_at(kind, at)
+
+        (generic,) = _python_slots((name,), (slot_of,))
+        original = slot_of(cls).value
+        if original == generic:
+            continue  # already repaired
+        made = _holding(cls, name, hold)
+        _install(cls, {name: made})
+        _repoint(cls, slot_of, original, generic)
+        if vars(cls)[name] is not made or slot_of(cls).value != generic:
+            raise RepairError(f"{cls.__name__}.{name} is still CPython's")

@@ -2049,6 +2049,25 @@ REENTRANT: dict[str, tuple[str, object]] = {
             ["ToolError", "ToolError", True],
         ],
     ),
+    "a list or an exception whose item's repr drops the item it is inside": (
+        "class Y:\n    def __repr__(self):\n        return 'Y-alive'\nclass Z:\n"
+        "    def __repr__(self):\n        return 'Z-took-its-place'\nclass X:\n"
+        "    def __init__(self, drop):\n        self.drop = drop\n    def __repr__(self):\n"
+        "        self.drop()\n        global spray\n        spray = [Z() for _ in range(400)]\n"
+        "        return 'X'\ndef clear():\n    l.clear()\ndef unset():\n    e.args = ()\n"
+        "def unname():\n    o.filename = None\nl = [slice(X(clear), Y(), Y())]\nout = [repr(l)]\n"
+        "class VE(ValueError):\n    pass\nclass KE(KeyError):\n    pass\n"
+        "e = VE(slice(X(unset), Y(), Y()))\nout.append(repr(e))\n"
+        "e = KE(slice(X(unset), Y(), Y()))\nout.append(str(e))\n"
+        "class E(OSError):\n    pass\no = E(1, 'msg', slice(X(unname), Y(), Y()))\n"
+        "out.append(str(o))\nout",
+        [
+            "[slice(X, Y-alive, Y-alive)]",
+            "VE(slice(X, Y-alive, Y-alive))",
+            "slice(X, Y-alive, Y-alive)",
+            "[Errno 1] msg: slice(X, Y-alive, Y-alive)",
+        ],
+    ),
     "a sequence whose __getitem__ re-enters its own iterator (gh-156310)": (
         "import itertools\nst = [0]\nclass B:\n    def __iter__(self):\n"
         "        return iter([])\nclass Seq:\n    def __getitem__(self, i):\n"
