@@ -137,7 +137,10 @@ class Timeout:
 
     async def __aexit__(self, *exc: Any) -> bool | None:
         _leaving(self, self._entrant, "Timeout")
-        result: bool | None = await self._inner.__aexit__(*exc)
+        try:
+            result: bool | None = await self._inner.__aexit__(*exc)
+        finally:
+            _ENTERED.discard(self)
         return result
 
     def __repr__(self) -> str:
@@ -176,15 +179,11 @@ def _entered_by(scope: Any) -> Any:
 
 
 def _leaving(scope: Any, entrant: Any, what: str) -> None:
-    """``scope`` about to be left, which only the task that entered it may do: left from
-    another, it would leave :data:`_ENTERED` while still bound to the task that entered it
-    (the runtime's, when that was the snippet's main), which a task of the group failing
-    later, or the timeout firing, would cancel."""
+    """``scope`` about to be left (from any task: an abandoned async generator is closed in a
+    task of the loop's own); it stays in :data:`_ENTERED` until it has been left, so a group
+    still being left when the snippet returns is disarmed like one never left."""
     if entrant is None:
         raise RuntimeError(f"{what} has not been entered")
-    if asyncio.current_task() is not entrant:
-        raise RuntimeError(f"{what} is left by the task that entered it (async with ...)")
-    _ENTERED.discard(scope)
 
 
 def settle() -> None:
@@ -474,6 +473,8 @@ class TaskGroup:
             raised = first.raised if isinstance(first, _Stopped) else first
         else:
             return
+        finally:
+            _ENTERED.discard(self)  # left only now: settle() disarms a group still being left
         raise raised  # outside the handler: a SystemExit in a task, as it was raised
 
     def create_task(self, coro: Any, *, name: Any = None) -> Task:

@@ -339,12 +339,12 @@ def _checked_new(new: Any) -> Any:
         if kind in _NEW_ATOMS or any(base is cls for base in _MRO(kind)):
             return made
         if _RUNNING and _RUNNING[-1].owns_instance(made):
-            if not _native_layout(cls):
+            if _native_base(kind) is _native_base(cls):
                 return made
             raise TypeError(
                 f"{new.__qualname__}() returned a {kind.__name__}, not a {cls.__name__}: a "
-                "class deriving from a builtin type makes instances of itself (C code writes "
-                "that type's fields into what __new__ returns)"
+                f"class deriving from {_native_base(cls).__name__} makes objects laid out as "
+                "one (C code writes its fields into what __new__ returns)"
             )
         raise TypeError(
             f"{new.__qualname__}() returned a {kind.__name__} from outside the snippet: a "
@@ -358,13 +358,14 @@ def _checked_new(new: Any) -> Any:
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
 
 
-def _native_layout(cls: type) -> bool:
-    """Whether ``cls`` derives from a C type besides ``object``: C code that asks such a
-    class for an instance (``datetime.astimezone`` calls ``type(self)(...)``) writes its
-    fields at that type's offsets into whatever ``__new__`` returned, so there it must return
-    an instance of ``cls``, not another of the snippet's objects (a bytearray subclass's buffer
-    pointer sits where a datetime keeps its tzinfo)."""
-    return any(not k.__flags__ & _HEAPTYPE and k is not object for k in _MRO(cls))
+def _native_base(cls: type) -> type:
+    """The C type whose layout ``cls``'s instances have (``object`` for a plain class): C code
+    that asks a class deriving from a builtin type for an instance (``datetime.astimezone``
+    calls ``type(self)(...)``) writes that type's fields at its offsets into whatever
+    ``__new__`` returned, so there it must return an object of the same layout, not another
+    of the snippet's (a bytearray subclass's buffer pointer sits where a datetime keeps its
+    tzinfo)."""
+    return next(k for k in _MRO(cls) if not k.__flags__ & _HEAPTYPE)
 
 
 def _owner_checked(hook: Any, key: str, static: bool = False) -> Any:

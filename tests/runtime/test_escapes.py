@@ -346,7 +346,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "d = D(2000, 1, 1, tzinfo=datetime.timezone.utc)\narmed.append(1)\n"
             "d.astimezone(datetime.timezone(datetime.timedelta(hours=2)))",
             "runtime",
-            "D.__new__() returned a B, not a D: a class deriving from a builtin type",
+            "D.__new__() returned a B, not a D: a class deriving from datetime",
         ),
         "subclasses from a tuple": Refusal(
             "().__class__.__bases__[0].__subclasses__()", "policy", RESTRICTED
@@ -1131,18 +1131,6 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "    await asyncio.Event().wait()",
             "runtime",
             "int too large to convert to float",
-        ),
-        "a task group left from a task other than the one that entered it": Refusal(
-            "import asyncio\ntg = asyncio.TaskGroup()\nawait tg.__aenter__()\n"
-            "await asyncio.create_task(tg.__aexit__(None, None, None))",
-            "runtime",
-            "TaskGroup is left by the task that entered it",
-        ),
-        "a timeout left from a task other than the one that entered it": Refusal(
-            "import asyncio\nt = asyncio.timeout(5)\nawait t.__aenter__()\n"
-            "await asyncio.gather(t.__aexit__(None, None, None))",
-            "runtime",
-            "Timeout is left by the task that entered it",
         ),
         "a collection ABC's register, from typing's origin": Refusal(
             "import typing, json\ntyping.get_origin(typing.Mapping[int, int])"
@@ -2400,12 +2388,16 @@ async def test_what_a_snippet_leaves_running_never_stops_the_worker(fab: Fabric)
         "    while a.when() is not None:\n        try:\n            await asyncio.sleep(0)\n"
         "        except asyncio.CancelledError:\n            pass\n    a.reschedule(0)\n"
         "t = asyncio.create_task(bg())\n",
-        # the group left from another task (refused), then a task of it fails
+        # the group being left from another task when the snippet returns, then a task fails
         "tg = asyncio.TaskGroup()\nawait tg.__aenter__()\nasync def boom():\n"
         "    await asyncio.sleep(0.001)\n    raise ValueError('boom')\ntg.create_task(boom())\n"
         "async def exiter():\n    try:\n        await tg.__aexit__(None, None, None)\n"
-        "    except RuntimeError:\n        pass\nasyncio.create_task(exiter())\n"
+        "    except BaseException:\n        pass\nasyncio.create_task(exiter())\n"
         "await asyncio.sleep(0)\n",
+        # a timeout inside an async generator the loop closes in a task of its own
+        "async def agen():\n    async with asyncio.timeout(0.05):\n        yield 1\n"
+        "        await asyncio.sleep(10)\nasync for x in agen():\n    break\n"
+        "await asyncio.sleep(0.1)\n",
         # a child that swallows the group's cancel and then fails
         "tg = asyncio.TaskGroup()\nawait tg.__aenter__()\nasync def child():\n    try:\n"
         "        await asyncio.sleep(1000)\n    except asyncio.CancelledError:\n        pass\n"

@@ -405,6 +405,10 @@ CASES: dict[str, str] = {
         "except SyntaxError as e:\n    bad = str(e)\n"
         "[repr(Node('a', [Node('b')])), repr(T), repr(typing.Optional['Node']), bad]"
     ),
+    "a __new__ of a builtin type's subclass returning its parent class's instance": (
+        "class Tok(str):\n    def __new__(cls, v):\n        return str.__new__(Tok, v)\n"
+        "class Sub(Tok):\n    pass\n[type(Sub('a')).__name__, Sub('b') + 'c']"
+    ),
     "attributes on the snippet's own functions": (
         "import functools\ndef memo(f):\n    cache = {}\n    @functools.wraps(f)\n"
         "    def inner(*args):\n        if args not in cache:\n            cache[args] = f(*args)\n"
