@@ -89,20 +89,19 @@ class Timeout:
     """``async with asyncio.timeout(s) as scope:`` without exposing the loop-bound Timeout
     object: ``scope.when()``, ``scope.reschedule(when)`` and ``scope.expired()`` are its."""
 
-    __slots__ = ("_abandoned", "_delay", "_entrant", "_inner")
+    __slots__ = ("_abandoned", "_delay", "_inner")
 
     def __init__(self, delay: float | None) -> None:
         self._delay = _seconds(delay)
         self._inner: Any = None
         self._abandoned = False
-        self._entrant: Any = None
 
     async def __aenter__(self) -> Timeout:
         if self._inner is not None:  # CPython's Timeout says so too
             raise RuntimeError("Timeout has already been entered")
         self._inner = asyncio.timeout(self._delay)
         await self._inner.__aenter__()
-        self._entrant = _entered_by(self)
+        _ENTERED.add(self)
         return self
 
     def abandon(self) -> None:
@@ -136,9 +135,9 @@ class Timeout:
         return bool(self._entered().expired())
 
     async def __aexit__(self, *exc: Any) -> bool | None:
-        _leaving(self, self._entrant, "Timeout")
+        left = self._entered()  # from any task: the loop closes an abandoned generator in its own
         try:
-            result: bool | None = await self._inner.__aexit__(*exc)
+            result: bool | None = await left.__aexit__(*exc)
         finally:
             _ENTERED.discard(self)
         return result
@@ -169,21 +168,9 @@ async def _await(aw: Awaitable[Any]) -> Any:
 _ENTERED: set[Any] = set()
 """The timeouts and task groups the snippet entered and has not left (held: the loop still
 holds a timeout's timer when nothing of the snippet holds the timeout): each is bound to the
-task that entered it, which is the runtime's own once the snippet has returned."""
-
-
-def _entered_by(scope: Any) -> Any:
-    """``scope`` entered: held in :data:`_ENTERED`, and the task that entered it returned."""
-    _ENTERED.add(scope)
-    return asyncio.current_task()
-
-
-def _leaving(scope: Any, entrant: Any, what: str) -> None:
-    """``scope`` about to be left (from any task: an abandoned async generator is closed in a
-    task of the loop's own); it stays in :data:`_ENTERED` until it has been left, so a group
-    still being left when the snippet returns is disarmed like one never left."""
-    if entrant is None:
-        raise RuntimeError(f"{what} has not been entered")
+task that entered it, which is the runtime's own once the snippet has returned. Each stays here
+until it has been left (from any task), so one still being left when the snippet returns is
+disarmed like one never left."""
 
 
 def settle() -> None:
@@ -438,16 +425,17 @@ class TaskGroup:
     when the block ends; if one fails, the others are cancelled and an ExceptionGroup holds
     what they raised."""
 
-    __slots__ = ("_entrant", "_inner", "_tasks")
+    __slots__ = ("_entered", "_inner", "_tasks")
 
     def __init__(self) -> None:
         self._inner = asyncio.TaskGroup()
         self._tasks: list[asyncio.Task[Any]] = []
-        self._entrant: Any = None
+        self._entered = False
 
     async def __aenter__(self) -> TaskGroup:
         await self._inner.__aenter__()
-        self._entrant = _entered_by(self)
+        self._entered = True
+        _ENTERED.add(self)
         return self
 
     def abandon(self) -> None:
@@ -460,7 +448,8 @@ class TaskGroup:
             task.cancel()
 
     async def __aexit__(self, *exc: Any) -> None:
-        _leaving(self, self._entrant, "TaskGroup")
+        if not self._entered:
+            raise RuntimeError("TaskGroup has not been entered")
         try:
             await self._inner.__aexit__(*exc)
         except BaseExceptionGroup as group:

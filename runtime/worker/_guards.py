@@ -1040,6 +1040,17 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return True
         return False
 
+    def method_of(obj: Any, name: str) -> tuple[Any, bool]:
+        """``obj.name`` for a method call, checked as ``compiled_getattr`` checks it, and
+        whether it is the snippet's own method bound to its own object (:func:`own_method`),
+        whose call takes the fast path."""
+        if not own_kind(type(obj)):
+            return compiled_getattr(obj, name), False
+        method = getattr(obj, name)
+        if own_method(obj, method):
+            return method, True
+        return checked_read(obj, name, method), False
+
     def own_result(result: Any, name: str) -> Any:
         """What the snippet's own method returned: ``outside_result`` with ``classes.owns``
         already known true (a plain container is the snippet's own)."""
@@ -1413,14 +1424,10 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         they iterate goes through the iteration guard."""
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)(*(consumed(name, a) for a in args), **kwargs)
-        if own_kind(type(obj)):
-            method = getattr(obj, name)
-            if own_method(obj, method):
-                result = method(*args, **kwargs)
-                return result if type(result) in PLAIN else own_result(result, name)
-            method = checked_read(obj, name, method)
-        else:
-            method = compiled_getattr(obj, name)
+        method, own = method_of(obj, name)
+        if own:
+            result = method(*args, **kwargs)
+            return result if type(result) in PLAIN else own_result(result, name)
         if len(args) == 3 and type(method) is type and vetted_metaclass(method):
             return classes.metaclass.made_by(method, *args, **kwargs)  # abc.ABCMeta(n, b, ns)
         return result_of(method(*args, **kwargs), name, method, bool(kwargs))
@@ -1428,40 +1435,28 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     def callattr0(obj: Any, name: str, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)()
-        if own_kind(type(obj)):
-            method = getattr(obj, name)
-            if own_method(obj, method):
-                result = method()
-                return result if type(result) in PLAIN else own_result(result, name)
-            method = checked_read(obj, name, method)
-        else:
-            method = compiled_getattr(obj, name)
+        method, own = method_of(obj, name)
+        if own:
+            result = method()
+            return result if type(result) in PLAIN else own_result(result, name)
         return result_of(method(), name, method)
 
     def callattr1(obj: Any, name: str, a: Any, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)(consumed(name, a))
-        if own_kind(type(obj)):
-            method = getattr(obj, name)
-            if own_method(obj, method):
-                result = method(a)
-                return result if type(result) in PLAIN else own_result(result, name)
-            method = checked_read(obj, name, method)
-        else:
-            method = compiled_getattr(obj, name)
+        method, own = method_of(obj, name)
+        if own:
+            result = method(a)
+            return result if type(result) in PLAIN else own_result(result, name)
         return result_of(method(a), name, method)
 
     def callattr2(obj: Any, name: str, a: Any, b: Any, /) -> Any:
         if type(obj) in PLAIN and name not in _PLAIN_SLOW:
             return getattr(obj, name)(consumed(name, a), b)
-        if own_kind(type(obj)):
-            method = getattr(obj, name)
-            if own_method(obj, method):
-                result = method(a, b)
-                return result if type(result) in PLAIN else own_result(result, name)
-            method = checked_read(obj, name, method)
-        else:
-            method = compiled_getattr(obj, name)
+        method, own = method_of(obj, name)
+        if own:
+            result = method(a, b)
+            return result if type(result) in PLAIN else own_result(result, name)
         return result_of(method(a, b), name, method)
 
     def call_result(result: Any, func: Any = None, keywords: bool = False) -> Any:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import array
 import collections
 import ctypes
+import functools
 import gc
 import operator
 import sys
@@ -1060,26 +1061,36 @@ def _sequence_next() -> Any:
     return __next__
 
 
+def _in_python(cls: type, name: str, at: int, make: Callable[[], Any]) -> bool:
+    """``cls``'s type slot at offset ``at`` made the one a class with ``name`` in Python has,
+    and ``make()`` installed as ``name``, for ``cls`` and every subclass that still holds
+    CPython's slot; False if it already was (a second call in the same process)."""
+
+    def slot_of(kind: type) -> ctypes.c_void_p:
+        return _slot_at(kind, at)
+
+    (generic,) = _python_slots((name,), (slot_of,))
+    original = slot_of(cls).value
+    if original == generic:
+        return False
+    made = make()
+    _install(cls, {name: made})
+    _repoint(cls, slot_of, original, generic)
+    if vars(cls)[name] is not made or slot_of(cls).value != generic:
+        raise RepairError(f"{cls.__name__}.{name} is still CPython's")
+    return True
+
+
 def repair_sequence_iter() -> None:
     """The sequence iterator's ``next()`` is :func:`_sequence_next`'s, however it is reached
     (``for``, ``next()``, C code advancing it: ``filterfalse``, ``list()``)."""
     _check_layout()
-
-    def slot_of(cls: type) -> ctypes.c_void_p:
-        return _slot_at(cls, _ITERNEXT)
-
-    (generic,) = _python_slots(("__next__",), (slot_of,))
-    original = slot_of(_SEQUENCE_ITER).value
-    if original == generic:
-        return  # already repaired
     probe = iter(_Sequence())
     next(probe)
     if vars(_SEQUENCE_ITER)["__reduce__"](probe)[2] != 1:
         raise RepairError("the sequence iterator does not keep its index where expected")
-    made = _sequence_next()
-    _install(_SEQUENCE_ITER, {"__next__": made})
-    _repoint(_SEQUENCE_ITER, slot_of, original, generic)
-    if _SEQUENCE_ITER.__next__ is not made or list(iter(_Sequence())) != [0]:
+    _in_python(_SEQUENCE_ITER, "__next__", _ITERNEXT, _sequence_next)
+    if list(iter(_Sequence())) != [0]:
         raise RepairError("the sequence iterator is still CPython's")
 
 
@@ -1128,20 +1139,8 @@ def repair_descriptor_reinit() -> None:
     """``staticmethod``, ``classmethod`` and ``property`` take ``__init__`` once, however it is
     reached: their init slot is the one a class with a Python ``__init__`` has."""
     _check_layout()
-
-    def slot_of(cls: type) -> ctypes.c_void_p:
-        return _slot_at(cls, _INIT)
-
-    (generic,) = _python_slots(("__init__",), (slot_of,))
     for cls, held in _HOLDERS:
-        original = slot_of(cls).value
-        if original == generic:
-            continue  # already repaired
-        made = _made_once(cls, held)
-        _install(cls, {"__init__": made})
-        _repoint(cls, slot_of, original, generic)
-        if vars(cls)["__init__"] is not made or slot_of(cls).value != generic:
-            raise RepairError(f"{cls.__name__}.__init__ is still CPython's")
+        _in_python(cls, "__init__", _INIT, functools.partial(_made_once, cls, held))
 
 
 # -- defaultdict's factory and array.tofile ---------------------------------------------------
@@ -1245,16 +1244,4 @@ def repair_borrowed_reprs() -> None:
     _check_layout()
     offsets = {"__repr__": _REPR, "__str__": _STR}
     for cls, name, hold in _HELD_REPRS:
-
-        def slot_of(kind: type, at: int = offsets[name]) -> ctypes.c_void_p:
-            return _slot_at(kind, at)
-
-        (generic,) = _python_slots((name,), (slot_of,))
-        original = slot_of(cls).value
-        if original == generic:
-            continue  # already repaired
-        made = _holding(cls, name, hold)
-        _install(cls, {name: made})
-        _repoint(cls, slot_of, original, generic)
-        if vars(cls)[name] is not made or slot_of(cls).value != generic:
-            raise RepairError(f"{cls.__name__}.{name} is still CPython's")
+        _in_python(cls, name, offsets[name], functools.partial(_holding, cls, name, hold))

@@ -158,6 +158,12 @@ def vetted_metaclass(meta: object) -> bool:
     return any(meta is vetted for vetted in VETTED_METACLASSES)
 
 
+def _vetted_make(kind: type) -> bool:
+    """Whether ``kind`` was made by ``type`` or a vetted metaclass (told by identity)."""
+    meta = type(kind)
+    return meta is type or vetted_metaclass(meta)
+
+
 def admit_metaclass(meta: type) -> None:
     """Let a class statement's bases give it ``meta``, a metaclass the sandbox defines (the
     facade's ``typing.NamedTuple``)."""
@@ -559,31 +565,23 @@ class Admission:
     def admit(self, value: Any, what: str) -> Any:
         """``value`` if a snippet may hold it; else raise PolicyError naming ``what``."""
         kind = type(value)
-        meta = type(kind)
-        if meta is not type and not vetted_metaclass(meta):  # before any lookup by class
+        if not _vetted_make(kind):  # before any lookup by class
             raise _refuse(what, "an object of a class made by a metaclass")
         if kind in PLAIN:
             return value
-        try:
-            check = self._by_type[kind]
-        except KeyError:
-            check = self._check_of(kind)
+        check = self._check_of(kind)
         return value if check is None else check(value, what)
 
     def by_type_alone(self, kind: type) -> bool:
         """Whether ``admit`` passes every value of ``kind`` as it is, by its type alone."""
-        meta = type(kind)
-        if meta is not type and not vetted_metaclass(meta):
-            return False
-        if kind in PLAIN:
-            return True
-        try:
-            check = self._by_type[kind]
-        except KeyError:
-            check = self._check_of(kind)
-        return check is None
+        return _vetted_make(kind) and (kind in PLAIN or self._check_of(kind) is None)
 
     def _check_of(self, kind: type) -> Callable[[Any, str], Any] | None:
+        """The check ``kind``'s values take (None: none), decided once per class."""
+        try:
+            return self._by_type[kind]
+        except KeyError:
+            pass
         check = self._by_type[kind] = self._classify(kind)
         if check is None:
             self.free.add(kind)
