@@ -937,6 +937,9 @@ class Guards:
     iter: Callable[[Any], Iterator[Any]]
     aiter: Callable[[Any], Any]
     admit: Callable[[Any], Any]
+    result: Callable[[Any, Any], Any]
+    """What a call of a function from outside returned (``result(value, func)``), checked as
+    the call guard checks it: a plain container to its leaves, anything else admitted."""
     argument: Callable[..., Any]
     """Admits a parameter of the snippet's function as its body begins (``_arg_``)."""
     arguments: Callable[..., Any]
@@ -1462,6 +1465,9 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     def call_result(result: Any, func: Any = None, keywords: bool = False) -> Any:
         return outside_result(result, func, "the result of this call", keywords)
 
+    def checked_result(value: Any, func: Any) -> Any:
+        return outside_result(value, func, "the result of this call", True)
+
     def built_from(container: type, source: Any) -> Any:
         """What ``list(x)``, ``dict(x)``... iterate: ``x`` through the iteration guard; for a
         dict built from a mapping (a ``Counter``, an ``OrderedDict``), its items."""
@@ -1696,6 +1702,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         iter=guarded_iter,
         aiter=guarded_aiter,
         admit=guarded_admit,
+        result=checked_result,
         argument=argument,
         arguments=arguments,
         write=guarded_write,

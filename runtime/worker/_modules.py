@@ -52,11 +52,14 @@ from typing import Any
 
 from contract import MODULES, NEVER
 from runtime.worker import _asyncio, _audit, _values
+from runtime.worker._copying import copy_, deepcopy, patch_dataclasses
+from runtime.worker._partial import partial
 from runtime.worker._places import patch_asyncio
 from runtime.worker._policy import DENIED_ATTRIBUTES
 from runtime.worker._vetted import (
     ADOPTION,
     ORDERED_DICT,
+    DefaultDict,
     _marking,
     public,
     public_class,
@@ -294,25 +297,15 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         """itertools.accumulate; what a function from outside returns is checked."""
         return itertools.accumulate(iterable, checked(func), initial=initial)
 
-    class defaultdict(collections.defaultdict):  # type: ignore[type-arg]
-        """collections.defaultdict; what a factory from outside makes is checked before it
-        is stored."""
-
-        def __missing__(self, key: Any) -> Any:
-            factory = self.default_factory
-            if factory is None:
-                raise KeyError(key)
-            value = ADOPTION.result_of(factory)
-            self[key] = value
-            return value
-
-    defaultdict.__module__ = "collections"
-
+    patch_dataclasses()
     return {
         **vetted_makers(),
         ("itertools", "starmap"): starmap,
         ("itertools", "accumulate"): accumulate,
-        ("collections", "defaultdict"): defaultdict,
+        ("collections", "defaultdict"): DefaultDict,
+        ("functools", "partial"): partial,
+        ("copy", "copy"): copy_,
+        ("copy", "deepcopy"): deepcopy,
         ("collections", "namedtuple"): namedtuple,
         ("functools", "lru_cache"): lru_cache,
         ("functools", "cmp_to_key"): cmp_to_key,

@@ -157,7 +157,9 @@ class Prepared:
         ADOPTION.getattr, ADOPTION.getitem = guards.builtins["getattr"], guards.getitem
         ADOPTION.owns = classes.owns
         ADOPTION.vetted = admission.is_vetted
-        ADOPTION.admit = guards.admit
+        ADOPTION.admit, ADOPTION.result = guards.admit, guards.result
+        ADOPTION.call, ADOPTION.iter, ADOPTION.write = guards.call[0], guards.iter, guards.write
+        ADOPTION.setattr = guards.builtins["setattr"]
         ADOPTION.make_class = classes.metaclass
         return {
             "__builtins__": table,

@@ -265,6 +265,11 @@ def repair() -> dict[str, Any]:
         f"{UNICODE_ERROR_STR} (the Unicode errors' str() reads object[start] for a negative "
         "start: memory before the object): their __str__ reads it only inside the object"
     )
+    repair_alias_subst()
+    repaired.append(
+        f"{ALIAS_SUBST} (substituting a builtin generic alias copies pointers out of whatever "
+        "an argument's __typing_subst__ returned): only typing's own arguments are substituted"
+    )
     detail = f"CPython {version}; repaired in the worker: " + "; ".join(repaired)
     return {"name": "interpreter", "active": True, "detail": detail}
 
@@ -1245,3 +1250,69 @@ def repair_borrowed_reprs() -> None:
     offsets = {"__repr__": _REPR, "__str__": _STR}
     for cls, name, hold in _HELD_REPRS:
         _in_python(cls, name, offsets[name], functools.partial(_holding, cls, name, hold))
+
+
+# -- substitution in a builtin generic alias ------------------------------------------------
+
+ALIAS_SUBST = "gh-138479"
+"""CPython's issue for ``_Py_subs_parameters`` taking ``__typing_subst__``'s result as a tuple:
+for an argument whose ``__typing_is_unpacked_typevartuple__`` is true it copies as many
+pointers as the result's ``ob_size`` from where a tuple keeps its items, whatever the result
+is (an ``array`` shrunk in place gives pointers the snippet wrote: a forged object)."""
+
+_MP_SUBSCRIPT = 1 * 8  # tp_as_mapping->mp_subscript
+
+
+def _substitutable() -> frozenset[type]:
+    """The classes whose instances may stand among a builtin alias's arguments when it is
+    substituted, told by identity: typing's own (type variables, its aliases and special
+    forms), the builtin aliases, and plain values; all exist before any snippet class."""
+    import typing
+
+    kinds: set[type] = {type(None), type(...), str, bytes, int, float, bool, complex}
+    kinds.update((tuple, list, types.GenericAlias, types.UnionType))
+    for base in (typing._Final, types.GenericAlias):
+        kinds.update((base, *subclasses(base)))
+    kinds.update(value for value in vars(typing).values() if isinstance(value, type))
+    return frozenset(kinds)
+
+
+def _alias_subscript(cls: type, kinds: frozenset[type]) -> Any:
+    """``cls.__getitem__`` that lets CPython substitute only arguments of :func:`_substitutable`
+    classes, or classes themselves (which CPython never asks for ``__typing_subst__``)."""
+    native = vars(cls)["__getitem__"]
+    arguments = vars(cls)["__args__"].__get__
+    parameters = vars(cls)["__parameters__"].__get__
+
+    def __getitem__(self: Any, item: Any, /) -> Any:
+        if issubclass(type(self), cls) and parameters(self):  # else CPython substitutes nothing
+            for arg in arguments(self):
+                kind = type(arg)
+                if kind not in kinds and not issubclass(kind, type):
+                    raise TypeError(
+                        f"a {kind.__name__} object cannot be substituted in "
+                        f"{cls.__name__} arguments: CPython 3.11 trusts what its "
+                        f"__typing_subst__ returns ({ALIAS_SUBST}); use typing.TypeVar"
+                    )
+        return native(self, item)
+
+    __getitem__.__qualname__ = f"{cls.__name__}.__getitem__"
+    __getitem__.__module__, __getitem__.__doc__ = "builtins", native.__doc__
+    return __getitem__
+
+
+def repair_alias_subst() -> None:
+    """``list[p][x]`` and ``(int | list[p])[x]`` go through :func:`_alias_subscript`, however
+    they are reached (an alias nested in another is substituted through the same slot)."""
+    _check_layout()
+    (generic,) = _python_slots(("__getitem__",), (_in_table(_AS_MAPPING, _MP_SUBSCRIPT),))
+    kinds = _substitutable()
+    for cls in (types.GenericAlias, types.UnionType):
+        original = _table_slot(cls, _AS_MAPPING, _MP_SUBSCRIPT).value
+        if original == generic:
+            continue  # already repaired (a second call in the same process)
+        made = _alias_subscript(cls, kinds)
+        _install(cls, {"__getitem__": made})
+        _repoint(cls, _in_table(_AS_MAPPING, _MP_SUBSCRIPT), original, generic)
+        if vars(cls)["__getitem__"] is not made:
+            raise RepairError(f"{cls.__name__} substitution is still CPython's")

@@ -12,10 +12,6 @@ keep from it, or would be refused by them:
   their own, which is vetted;
 - ``operator.attrgetter``, ``methodcaller`` and ``itemgetter`` resolve through the snippet's
   ``getattr`` and item guard, not in C past them;
-- ``copy.copy`` and ``deepcopy`` rebuild only plain data, the vetted value types and the
-  snippet's own objects, never one with a reduce hook of its own (it could name any
-  constructor to rebuild with, and state to write past the write guard), and ``deepcopy``
-  takes no memo (a snippet's would see every original copy touches);
 - ``zoneinfo.ZoneInfo`` answers from zones loaded before the worker locks its filesystem;
 - enum's functional API makes its class through the snippet's ``class`` statement path, and
   ``ContextDecorator.__call__`` vets the wrapper it makes (both patched in the zygote).
@@ -29,10 +25,8 @@ import abc
 import ast
 import collections
 import contextlib
-import copy
 import csv
 import dataclasses
-import datetime
 import decimal
 import enum
 import fractions
@@ -51,7 +45,6 @@ import struct
 import sys
 import types
 import typing
-import uuid
 import zoneinfo
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
@@ -79,7 +72,19 @@ class Adoption:
         """Whether a value was handed to the snippet on purpose (a facade member, a checked
         factory :func:`field` made)."""
         self.admit: Callable[[Any], Any] = _refuse_until_set
-        """What a call made from C hands back, checked as a call's result is."""
+        """What ``await`` and ``with ... as`` hand the snippet, checked as such a value is."""
+        self.result: Callable[[Any, Any], Any] = _refuse_result_until_set
+        """What a call of a function from outside returned (``result(value, func)``), checked as
+        the call guard checks it (a plain container to its leaves)."""
+        self.call: Callable[..., Any] = _refuse_until_set
+        """``func(*args, **kwargs)`` as the snippet's own call would run it (the call guard)."""
+        self.iter: Callable[[Any], Any] = _refuse_until_set
+        """``iter(x)`` as the snippet's ``for`` would take it (the iteration guard)."""
+        self.write: Callable[..., Any] = _refuse_until_set
+        """What ``obj.name = v`` (``write(obj, name)``) or ``obj[k] = v`` (``write(obj)``) in the
+        snippet writes to, or a refusal (the write guard)."""
+        self.setattr: Callable[[Any, str, Any], None] = _refuse_setattr_until_set
+        """The snippet's ``setattr``."""
         self.make_class: Callable[..., type] | None = None
         """What a snippet's ``class`` statement calls: checks the namespace, adopts the class."""
 
@@ -90,11 +95,11 @@ class Adoption:
         vetted: a caller that lets the snippet read it back vets it itself."""
         if func is None or not callable(func) or self.owns(func):
             return func
-        admit = self.admit
+        result = self.result
 
         def checked(*args: Any, **kwargs: Any) -> Any:
             value = func(*args, **kwargs)
-            return value if type(value) in _PLAIN_RESULTS else admit(value)
+            return value if type(value) in _PLAIN_RESULTS else result(value, func)
 
         return checked
 
@@ -103,14 +108,22 @@ class Adoption:
         value = func()
         if type(value) in _PLAIN_RESULTS or self.owns(func):
             return value
-        return self.admit(value)
+        return self.result(value, func)
 
 
 _PLAIN_RESULTS = frozenset({str, int, float, bool, type(None), bytes})
 
 
-def _refuse_until_set(value: Any) -> Any:
+def _refuse_until_set(value: Any, *args: Any, **kwargs: Any) -> Any:
     raise PolicyError("no value from outside is admitted before the worker's guards exist")
+
+
+def _refuse_result_until_set(value: Any, func: Any) -> Any:
+    return _refuse_until_set(value)
+
+
+def _refuse_setattr_until_set(obj: Any, name: str, value: Any) -> None:
+    _refuse_until_set(obj)
 
 
 ADOPTION = Adoption()
@@ -555,6 +568,23 @@ class Deque(collections.deque):  # type: ignore[type-arg]
 
 
 Deque.__module__, Deque.__name__, Deque.__qualname__ = "collections", "deque", "deque"
+
+
+class DefaultDict(collections.defaultdict):  # type: ignore[type-arg]
+    """``collections.defaultdict``, whose ``__missing__`` checks what a factory from outside
+    makes before it is stored (C keeps it where no call guard sees it)."""
+
+    def __missing__(self, key: Any) -> Any:
+        factory = self.default_factory
+        if factory is None:
+            raise KeyError(key)
+        value = ADOPTION.result_of(factory)
+        self[key] = value
+        return value
+
+
+DefaultDict.__module__ = "collections"
+DefaultDict.__name__ = DefaultDict.__qualname__ = "defaultdict"
 
 
 _NO_KEY: Any = object()
@@ -1101,10 +1131,6 @@ def patch_stdlib() -> None:
     ``re.escape`` of exact text, the Python ``OrderedDict`` and the checked ``deque`` in
     ``typing``, forward references never compiled."""
     dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
-    # asdict() and astuple() deep-copy each leaf with the module's own copy: the checked one
-    dataclasses.copy = types.SimpleNamespace(  # type: ignore[attr-defined]
-        copy=lambda value: copy_(value), deepcopy=lambda value, memo=None: deepcopy(value, memo)
-    )
     typing._caller = _caller  # type: ignore[attr-defined]
     typing.ForwardRef.__init__ = _forward_ref_init  # type: ignore[method-assign]
     enum.EnumType._create_ = _enum_create  # type: ignore[attr-defined]
@@ -1392,150 +1418,6 @@ class methodcaller:
 GUARDED_MAKERS = (attrgetter, itemgetter, methodcaller)
 """Classes of the sandbox's own whose instances snippets hold."""
 
-_REDUCE_HOOKS = ("__reduce__", "__reduce_ex__")
-_COPY_BUDGET = 100_000
-
-
-_COPY_ATOMS: frozenset[type] = frozenset(
-    {str, int, float, bool, type(None), bytes, complex, range, type, types.FunctionType}
-    | {datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone}
-    | {decimal.Decimal, fractions.Fraction, uuid.UUID, re.Pattern}
-)
-"""What copy may rebuild or hand back as it is: plain and vetted values without parts."""
-_COPY_CONTAINERS: frozenset[type] = frozenset(
-    {list, tuple, set, frozenset, dict, bytearray, collections.deque}
-    | {collections.OrderedDict, collections.Counter, collections.defaultdict, ORDERED_DICT}
-)
-_INSTANCE_HOOKS = (*_REDUCE_HOOKS, "__getstate__", "__setstate__")
-_CLASS_COPY_HOOKS = (*_INSTANCE_HOOKS, "__new__", "__getnewargs__", "__getnewargs_ex__")
-"""What copy's reduce calls on a class: a snippet's ``__new__`` could return any object for
-copy to write the state into with the real ``setattr``."""
-
-
-def _snippet_hook(value: Any) -> bool:
-    """``value`` (a class's copy hook) is the snippet's own function, or wraps one; enum's own
-    ``__new__``, set in each enum class, is not."""
-    if value is None:
-        return False
-    return _guards.snippet_new(value) or bool(ADOPTION.owns(getattr(value, "__func__", value)))
-
-
-def _copy_container(kind: type) -> bool:
-    """A container copy may rebuild: one of :data:`_COPY_CONTAINERS`, or the facade's own
-    subclass of one (``collections.defaultdict`` checks what its factory makes)."""
-    if kind in _COPY_CONTAINERS:
-        return True
-    return kind.__module__ == "collections" and issubclass(kind, tuple(_COPY_CONTAINERS))
-
-
-def _parts(item: Any) -> list[Any]:
-    """What copy copies along with ``item``, a container or an instance."""
-    parts: list[Any] = []
-    if isinstance(item, dict):
-        parts.extend(item.keys())
-        parts.extend(item.values())
-    elif isinstance(item, list | tuple | set | frozenset | collections.deque):
-        parts.extend(item)
-    if isinstance(item, collections.defaultdict):
-        parts.append(item.default_factory)
-    if isinstance(item, BaseException):
-        parts.extend(item.args)
-    held = getattr(item, "__dict__", None)
-    if type(held) is dict:
-        inner = _ORDERED_STATE if isinstance(item, ORDERED_DICT) else frozenset()
-        parts.extend(value for key, value in held.items() if key not in inner)
-    for klass in type(item).__mro__:  # what its slots hold, read as copy will read them
-        for value in vars(klass).values() if ADOPTION.owns(klass) else ():
-            if type(value) is types.MemberDescriptorType:
-                with contextlib.suppress(AttributeError):
-                    parts.append(value.__get__(item))
-    return parts
-
-
-_COPY_LOOKUPS = ("__getattribute__", "__getattr__", "__dict__", "__class__")
-"""What a class may not define for copy to take its instances: copy reads ``__reduce_ex__``
-and ``__deepcopy__`` from the instance, and these would answer in the class's place (with a
-recipe whose constructor and state nothing checks)."""
-
-
-def _answers(namespace: Any, name: str) -> bool:
-    """Whether a class's own ``name`` would answer lookups on its instances (a class's own
-    ``__dict__`` getset, which every class without ``__slots__`` has, does not count)."""
-    if name not in namespace:
-        return False
-    return not (name == "__dict__" and type(namespace[name]) is types.GetSetDescriptorType)
-
-
-def _copyable(value: Any, deep: bool) -> None:
-    """Refuse what copy would rebuild past the guards, anywhere in ``value``: copy may rebuild
-    plain data, the vetted value types (dates, decimals, deques, counters...) and the
-    snippet's own instances and exceptions (without reduce hooks of their own, in their
-    classes or in their ``__dict__``), and hand back the snippet's classes and functions;
-    anything else is refused, since its reduce recipe names constructors and state that
-    nothing checks."""
-    pending, seen, budget = [value], set(), _COPY_BUDGET
-    while pending:
-        item = pending.pop()
-        budget -= 1
-        if budget < 0:
-            raise TypeError(f"cannot copy more than {_COPY_BUDGET} objects in one call")
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        kind = type(item)
-        if kind.__module__.startswith("runtime."):
-            raise TypeError(f"cannot copy a {kind.__name__} object: it belongs to the sandbox")
-        if kind in _COPY_ATOMS or isinstance(item, zoneinfo.ZoneInfo):
-            if kind is types.FunctionType and not ADOPTION.owns(item):
-                raise TypeError("cannot copy a function from outside the snippet")
-            continue
-        owned = ADOPTION.owns(item)
-        if isinstance(item, type):  # copy hands a class back as it is
-            if not owned and item.__module__ != "builtins":
-                raise TypeError(f"cannot copy the class {item.__name__}: it is not the snippet's")
-            continue
-        if owned:
-            for klass in kind.__mro__:
-                lookups = [n for n in _COPY_LOOKUPS if _answers(vars(klass), n)]
-                if ADOPTION.owns(klass) and lookups:
-                    raise TypeError(  # copy asks the instance for its hooks by getattr
-                        f"cannot copy a {kind.__name__}: its class defines {lookups[0]}, which "
-                        "would answer copy's own lookups; define __copy__ or __deepcopy__ instead"
-                    )
-                hooks = [h for h in _CLASS_COPY_HOOKS if _snippet_hook(vars(klass).get(h))]
-                if ADOPTION.owns(klass) and hooks:
-                    raise TypeError(
-                        f"cannot copy a {kind.__name__}: its class defines {hooks[0]}, which "
-                        "copy would call; define __copy__ or __deepcopy__ instead"
-                    )
-            held = getattr(item, "__dict__", None)
-            if type(held) is dict and any(h in held for h in _INSTANCE_HOOKS):
-                raise TypeError(f"cannot copy a {kind.__name__}: it holds a reduce hook of its own")
-        elif not _copy_container(kind) and not (
-            isinstance(item, BaseException) and kind.__module__ == "builtins"
-        ):
-            raise TypeError(
-                f"cannot copy a {kind.__name__} object: copy would rebuild it past the "
-                "sandbox's checks (plain data, dates, decimals, deques and the snippet's own "
-                "objects copy)"
-            )
-        if deep:  # a shallow copy rebuilds only ``value`` itself, around the same parts
-            pending.extend(_parts(item))
-
-
-def copy_(value: Any) -> Any:
-    """copy.copy."""
-    _copyable(value, deep=False)
-    return copy.copy(value)
-
-
-def deepcopy(value: Any, memo: Any = None) -> Any:
-    """copy.deepcopy; its memo is copy's own (a snippet's would see every original)."""
-    if memo is not None:
-        raise TypeError("copy.deepcopy: the memo argument is not available in snippets")
-    _copyable(value, deep=True)
-    return copy.deepcopy(value)
-
 
 def _zone_files() -> dict[str, bytes]:
     """The bytes of every zone the system has, read now: a locked worker opens no files."""
@@ -1728,8 +1610,6 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("operator", "attrgetter"): attrgetter,
         ("operator", "itemgetter"): itemgetter,
         ("operator", "methodcaller"): methodcaller,
-        ("copy", "copy"): copy_,
-        ("copy", "deepcopy"): deepcopy,
         ("zoneinfo", "ZoneInfo"): ZoneInfo,
         ("zoneinfo", "available_timezones"): available_timezones,
         ("hashlib", "algorithms_available"): frozenset(hashlib.algorithms_available),

@@ -49,6 +49,13 @@ def grab(path):
 imp = grab("__func__.__globals__[__builtins__][__import__]")
 os = imp("os")
 """
+SUBST = (
+    "import array\narr = array.array('Q', [1 << 20, id(bytearray), 2**63 - 1, 2**63 - 1, 0, 0])\n"
+    "del arr[1:]\nclass P:\n    __typing_is_unpacked_typevartuple__ = True\n"
+    "    def __typing_subst__(self, arg):\n        return arr\n"
+)
+"""An argument whose ``__typing_subst__`` answers an array shrunk in place: CPython 3.11 copies
+the pointers the snippet wrote out of it as the substituted alias's arguments (gh-138479)."""
 
 INJECTED = '"+str(' + ESCAPE + ')+"'
 """A field name that, pasted into the source dataclasses executes, would run ESCAPE there."""
@@ -277,10 +284,11 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             RESTRICTED,
         ),
-        "copy with a reduce hook naming a constructor": Refusal(
-            "import copy\nclass C:\n    def __reduce__(self):\n        return (print, ('x',))\ncopy.copy(C())",
-            "runtime",
-            "its class defines __reduce__, which copy would call",
+        "copy with a reduce hook naming a constructor that makes a class from outside": Refusal(
+            "import copy, functools\nclass C:\n    def __reduce__(self):\n"
+            "        return (functools.partial(type, tools), ())\ncopy.copy(C())",
+            "policy",
+            "is the class Namespace from outside the snippet",
         ),
         "copy of a module facade": Refusal(
             "import copy, json\ncopy.copy(json)", "runtime", "it belongs to the sandbox"
@@ -456,17 +464,17 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class Fin's __del__ is not allowed",
         ),
-        "deepcopy with a memo of the snippet's": Refusal(
+        "deepcopy with a memo of the snippet's own dict subclass": Refusal(
             "import copy\nclass M(dict):\n    pass\ncopy.deepcopy([tools], M())",
             "runtime",
-            "the memo argument is not available in snippets",
+            "copy.deepcopy: memo must be a dict, not M",
         ),
-        "copy of an object holding its own reduce hook": Refusal(
-            "import copy, asyncio\nclass O:\n    pass\no = O()\n"
-            "vars(o)['__reduce_ex__'] = lambda p: (lambda: asyncio.sleep, (), "
-            "(None, {'__qualname__': 'pwned'}))\ncopy.copy(o)",
-            "runtime",
-            "cannot copy a O: it holds a reduce hook of its own",
+        "copy of an object holding its own reduce hook, whose state names a function": Refusal(
+            "import copy, asyncio\nclass O:\n    def __reduce_ex__(self, p):\n"
+            "        return (lambda: asyncio.sleep, (), {'__qualname__': 'pwned'})\n"
+            "copy.copy(O())",
+            "policy",
+            "writing to a function object is not allowed",
         ),
         "deepcopy of a provider namespace inside a deque": Refusal(
             "import copy, collections\ncopy.deepcopy(collections.deque([tools]))",
@@ -489,8 +497,8 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "class O:\n    def __reduce_ex__(self, p):\n"
             "        return (lambda: asyncio.sleep, (), (None, {'__qualname__': 'pwned'}))\n"
             "dataclasses.asdict(D(O()))",
-            "runtime",
-            "cannot copy a O: its class defines __reduce_ex__, which copy would call",
+            "policy",
+            "writing to a function object is not allowed",
         ),
         "copy of an object whose __new__ returns another": Refusal(
             "import copy, asyncio\nclass O:\n    arm = False\n    def __new__(cls, *a):\n"
@@ -498,14 +506,14 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "    def __getstate__(self):\n        return (None, {'__qualname__': 'pwned'})\n"
             "o = O()\nO.arm = True\ncopy.copy(o)",
             "runtime",
-            "cannot copy a O: its class defines __getstate__, which copy would call",
+            "O.__new__() returned a function from outside the snippet",
         ),
         "copy of a dict subclass whose __new__ returns another": Refusal(
             "import copy, asyncio, collections\nA = []\nclass OD(collections.OrderedDict):\n"
             "    def __new__(cls, *a):\n        return asyncio.sleep if A else super().__new__(cls)\n"
             "o = OD()\no.marker = 'planted'\nA.append(1)\ncopy.deepcopy([o])",
             "runtime",
-            "cannot copy a OD: its class defines __new__, which copy would call",
+            "OD.__new__() returned a function from outside the snippet",
         ),
         "replace of an object that is no made dataclass": Refusal(
             "import dataclasses\ndataclasses.replace(tools.ls)",
@@ -821,11 +829,11 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             RESTRICTED,
         ),
-        "deepcopy of a class with its own __reduce_ex__": Refusal(
-            "import copy\nclass C:\n    def __reduce_ex__(self, p):\n        return (print, ())\n"
-            "copy.deepcopy([C()])",
-            "runtime",
-            "its class defines __reduce_ex__, which copy would call",
+        "deepcopy of a class whose own __reduce_ex__ names a class from outside": Refusal(
+            "import copy\nclass C:\n    def __reduce_ex__(self, p):\n"
+            "        return (type, (tools,))\ncopy.copy(C())",
+            "policy",
+            "is the class Namespace from outside the snippet",
         ),
         "operator.iadd iterating past the guard": Refusal(
             "import operator\noperator.iadd", "runtime", "operator.iadd is not available"
@@ -1168,14 +1176,55 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class S's close on an io base is not allowed",
         ),
-        "copy asking a __getattribute__ for its recipe": Refusal(
-            "import copy, zoneinfo\ndef target():\n    return zoneinfo.ZoneInfo\nclass R:\n"
-            "    def __getattribute__(self, name):\n        if name == '__reduce_ex__':\n"
-            "            return lambda proto: (target, (), (None, {'_files': {}}))\n"
-            "        raise AttributeError(name)\ncopy.copy(R())",
-            "runtime",
-            "cannot copy a R: its class defines __getattribute__, which would answer copy's own "
-            "lookups",
+        "a ZoneInfo subclass's reduce recipe making a class of the sandbox's": Refusal(
+            "import copy, functools, io, zoneinfo\ngs = object.__getattribute__\n"
+            "class Z(zoneinfo.ZoneInfo):\n    def __reduce_ex__(self, proto):\n"
+            "        return (functools.partial(type, gs), ())\n"
+            "copy.deepcopy(Z.from_file(io.BytesIO(Z._files['UTC']), key='UTC'))",
+            "policy",
+            "is the class GuardedSlot from outside the snippet",
+        ),
+        "a Random subclass's getstate handing copy a leaf with its own recipe": Refusal(
+            "import copy, functools, random\ngs = object.__getattribute__\nclass Evil:\n"
+            "    def __reduce_ex__(self, proto):\n        return (functools.partial(type, gs), ())\n"
+            "class R(random.Random):\n    def getstate(self):\n        return [Evil()]\n"
+            "    def setstate(self, state):\n        pass\ncopy.deepcopy(R())",
+            "policy",
+            "is the class GuardedSlot from outside the snippet",
+        ),
+        "an OrderedDict subclass's items handing copy a leaf with its own recipe": Refusal(
+            "import collections, copy, functools, json\nclass Evil:\n"
+            "    def __reduce_ex__(self, proto):\n        return (functools.partial(type, json), ())\n"
+            "class O(collections.OrderedDict):\n    def items(self):\n"
+            "        return [('k', Evil())]\ncopy.deepcopy(O(a=1))",
+            "policy",
+            "is the class Facade from outside the snippet",
+        ),
+        "a deque subclass iterating one way for a check and another for the copy": Refusal(
+            "import collections, copy, functools, json\nclass Evil:\n"
+            "    def __reduce_ex__(self, proto):\n        return (functools.partial(type, json), ())\n"
+            "class Q(collections.deque):\n    calls = [0]\n    def __iter__(self):\n"
+            "        Q.calls[0] += 1\n        yield Evil() if Q.calls[0] == 1 else 1\n"
+            "copy.deepcopy(Q([1]))",
+            "policy",
+            "is the class Facade from outside the snippet",
+        ),
+        "asdict's dict_factory handed what a leaf's recipe made": Refusal(
+            "import dataclasses, functools\ngs = object.__getattribute__\nclass Evil:\n"
+            "    def __reduce_ex__(self, proto):\n        return (functools.partial(type, gs), ())\n"
+            "@dataclasses.dataclass\nclass D:\n    f: object\nseen = []\n"
+            "def collect(pairs):\n    for name, value in pairs:\n        seen.append(value)\n"
+            "    return {}\ndataclasses.asdict(D(Evil()), dict_factory=collect)",
+            "policy",
+            "is the class GuardedSlot from outside the snippet",
+        ),
+        "a recipe's state written into a class of the sandbox's": Refusal(
+            "import copy, functools\ngs = object.__getattribute__\nclass C:\n"
+            "    def __reduce_ex__(self, p):\n"
+            "        return (functools.partial(type, gs), (), {'__setstate__': print})\n"
+            "copy.copy(C())",
+            "policy",
+            "is the class GuardedSlot from outside the snippet",
         ),
         "cached_property writing into an object from outside": Refusal(
             "import functools, string\ncp = functools.cached_property(lambda o: 1)\n"
@@ -1192,6 +1241,21 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "ZoneInfo.from_file(io.BytesIO(hdr + body), key='x')",
             "runtime",
             "Invalid transition index found while reading TZif: 1",
+        ),
+        "a generic alias substituting a snippet's __typing_subst__ (gh-138479)": Refusal(
+            SUBST + "list[P()][int].__args__[0]",
+            "runtime",
+            "a P object cannot be substituted in GenericAlias arguments",
+        ),
+        "a union substituting a snippet's __typing_subst__ (gh-138479)": Refusal(
+            SUBST + "(int | list[P()])[int]",
+            "runtime",
+            "a P object cannot be substituted in GenericAlias arguments",
+        ),
+        "a nested alias substituting a snippet's __typing_subst__ (gh-138479)": Refusal(
+            SUBST + "import typing\ntyping.Optional[list[P()]][int]",
+            "runtime",
+            "a P object cannot be substituted in GenericAlias arguments",
         ),
         "singledispatch registering a string annotation, which CPython would eval": Refusal(
             "import functools\n@functools.singledispatch\ndef f(x):\n    return 0\n"

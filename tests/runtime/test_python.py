@@ -599,6 +599,46 @@ CASES: dict[str, str] = {
         "s = copy.copy(v)\n[v[0].xs, d[0].xs, list(d[1]), dict(d[2]), d[4]['a'], str(d[5]), "
         "str(d[6]), str(d[7]), d[8] is C.A, d[9].args, v[11].d, d[11].d, s[0] is v[0]]"
     ),
+    "copy follows each object's own recipe": (
+        "import copy, collections, dataclasses, datetime\n"
+        "class P:\n    def __init__(self, x):\n        self.x = x\n"
+        "    def __reduce__(self):\n        return (P, (self.x,))\n"
+        "class S:\n    def __init__(self):\n        self.a, self.cache = 1, {'k': 2}\n"
+        "    def __getstate__(self):\n        return {'a': self.a}\n"
+        "    def __setstate__(self, state):\n        self.__dict__.update(state, cache={})\n"
+        "class M:\n    def __init__(self):\n        self.xs = [1]\n"
+        "    def __deepcopy__(self, memo):\n        new = M()\n"
+        "        new.xs = copy.deepcopy(self.xs, memo) + ['deep']\n        return new\n"
+        "    def __copy__(self):\n        return 'shallow'\n"
+        "class AttrDict(dict):\n    pass\nad = AttrDict(a=[1])\nad.tag = 't'\n"
+        "class L(list):\n    pass\n"
+        "@dataclasses.dataclass(frozen=True)\nclass F:\n    xs: list\n"
+        "@dataclasses.dataclass(frozen=True, slots=True)\nclass FS:\n    n: int\n"
+        "Pt = collections.namedtuple('Pt', 'x y')\n"
+        "class Slotted:\n    __slots__ = ('a', 'b')\n"
+        "sl = Slotted()\nsl.a = [1]\n"
+        "r = [1]\nr.append(r)\nt = (1, 'a')\n"
+        "e = KeyError('k')\nd2 = copy.deepcopy(ad)\nd2['a'].append(2)\n"
+        "ll = copy.deepcopy(L([[1]]))\nrr = copy.deepcopy(r)\n"
+        "[copy.copy(P(3)).x, copy.deepcopy(S()).cache, copy.deepcopy(M()).xs, copy.copy(M()), "
+        "type(d2).__name__, d2.tag, ad['a'], type(ll).__name__, ll, "
+        "copy.deepcopy(F([1])).xs, copy.deepcopy(FS(2)).n, copy.deepcopy(Pt(1, [2])), "
+        "copy.deepcopy(sl).a, rr[1] is rr, copy.deepcopy(t) is t, copy.deepcopy(e).args, "
+        "str(copy.deepcopy(datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc))), "
+        "copy.deepcopy(collections.deque([1], maxlen=3)).maxlen, copy.copy(len) is len]"
+    ),
+    "deepcopy of lists nested as deep as CPython's copy goes": (
+        "import copy\nx = []\nfor i in range(450):\n    x = [x, {'k': (i,)}]\n"
+        "y = copy.deepcopy(x)\nn = 0\nwhile y:\n    y = y[0]\n    n += 1\nn"
+    ),
+    "functools.partial": (
+        "import functools\ndef f(a, b, c=0):\n    return [a, b, c]\n"
+        "p = functools.partial(f, 1, c=3)\nq = functools.partial(p, 2)\n"
+        "a = [p(2), q(), q.func is f, q.args, q.keywords, repr(functools.partial(str.upper, 'a')),"
+        " sorted(['bb', 'a'], key=functools.partial(len)), callable(p)]\n"
+        "class P(functools.partial):\n    pass\n"
+        "[a, repr(P(str.upper, 'a')), P(f, 1)(2), P(P(f), 1).func is f, P(P(f), 1).args]"
+    ),
     "string, struct, binascii, unicodedata, array": (
         "import string, struct, binascii, unicodedata, array\n"
         "[string.Template('$x!').substitute(x=1), string.capwords('a b'), string.digits, "
@@ -720,6 +760,15 @@ CASES: dict[str, str] = {
     ),
     "a module's docstring is its own": (
         "import json, asyncio\n[json.__doc__.split()[:3], asyncio.__doc__.split()[:2]]"
+    ),
+    "generic aliases substituted": (
+        "import typing\nT = typing.TypeVar('T')\nP = typing.ParamSpec('P')\n"
+        "class C:\n    pass\n"
+        "[str(a) for a in (list[T][int], dict[str, T][C], (int | list[T])[str], list[list[T]][int],"
+        " typing.Callable[P, T][[int], str], typing.List[T][int], typing.Optional[list[T]][int])]"
+    ),
+    "a generic alias that has nothing to substitute": (
+        "class C:\n    def __repr__(self):\n        return 'C()'\nlist[C()][int]"
     ),
     "list ordering through super() and NotImplemented": (
         "class L(list):\n    def __lt__(self, other):\n        return super().__lt__(other)\n"
@@ -951,5 +1000,40 @@ async def test_an_ordinary_model_written_program_runs_unchanged(fab: Fabric) -> 
     kind, expected = await asyncio.to_thread(_cpython, MODEL_PROGRAM)
     assert kind == "value", expected
     result = await fab.exec(MODEL_PROGRAM)
+    assert result.ok, result.text
+    assert result.value == expected
+
+
+_LEAVES = st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=3)
+
+
+def _containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=2), inner, max_size=3)
+        | st.tuples(inner, inner)
+        | st.frozensets(st.integers(-3, 3), max_size=3)
+    )
+
+
+_NESTED = st.recursive(_LEAVES, _containers, max_leaves=10)
+_COPIES = (
+    "import copy\nx = {literal}\npair = [x, x, (x,)]\nd = copy.deepcopy(pair)\n"
+    "s = copy.copy(pair)\n"
+    "[repr(d) == repr(pair), d[0] is d[1], d[2][0] is d[0], d[0] is x, s[0] is x, s is pair, "
+    "d[2] is pair[2], repr(d)]"
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=_NESTED)
+async def test_copy_and_deepcopy_give_cpythons_answers(fab: Fabric, data: Any) -> None:
+    """The sandbox's copy, which carries out every step itself, agrees with CPython's on
+    nested plain data: equal values, the same sharing (a value met twice is copied once, an
+    immutable one is its own copy), the same result of a shallow copy."""
+    code = _COPIES.format(literal=repr(data))
+    kind, expected = await asyncio.to_thread(_cpython, code)
+    assert kind == "value", expected
+    result = await fab.exec(code)
     assert result.ok, result.text
     assert result.value == expected
