@@ -81,6 +81,7 @@ class Targets:
             "environment": [*ENVIRONMENT, *KEPT_ENV],
             "list_order": None,
             "bytearray_reads": None,
+            "sandbox_classes": None,
             "exec": sys.executable,
         }
 

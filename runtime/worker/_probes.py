@@ -8,7 +8,8 @@ world-writable folder outside the workspace, a blob of the store, a TCP listener
 127.0.0.1, a world-writable Unix socket outside the workspace, the host's own PID. A probe is
 ``denied`` when the operation failed. Two probes, ``list_order`` and ``bytearray_reads``, aim
 at the interpreter instead: whether the CPython bugs :mod:`runtime.worker._repairs` repairs
-are repaired.
+are repaired; ``sandbox_classes`` whether the classes :mod:`runtime.worker._sealed` seals
+refuse the real ``setattr``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runtime.worker._repairs import BYTEARRAY_READS, LIST_ORDER
+from runtime.worker._sealed import SEALED, unsealed
 
 PROBES = (
     "read_outside",
@@ -34,6 +36,7 @@ PROBES = (
     "environment",
     "list_order",
     "bytearray_reads",
+    "sandbox_classes",
     "exec",
 )
 """Every probe, in the order they run (``exec`` last: if it worked, the worker is gone)."""
@@ -151,6 +154,19 @@ def _bytearray_reads(_: object) -> str:
     )
 
 
+def _sandbox_classes(_: object) -> str:
+    """Do the sandbox's own classes, and those the facades hand out, refuse a new attribute
+    written with the real ``setattr`` (as copy's reduce once wrote one)?"""
+    if not SEALED:
+        return "no class of the sandbox's was sealed: the real setattr writes to any of them"
+    opened = unsealed()
+    if opened:
+        return f"{len(opened)} of the sandbox's classes take new attributes: " + ", ".join(
+            opened[:5]
+        )
+    raise _Held(f"the sandbox's {len(SEALED)} classes refuse new attributes, even natively")
+
+
 _RUNNERS: dict[str, Callable[[Any], str]] = {
     "read_outside": _read,
     "write_outside": _write,
@@ -163,6 +179,7 @@ _RUNNERS: dict[str, Callable[[Any], str]] = {
     "environment": _environment,
     "list_order": _list_order,
     "bytearray_reads": _bytearray_reads,
+    "sandbox_classes": _sandbox_classes,
 }
 
 

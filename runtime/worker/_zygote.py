@@ -33,8 +33,9 @@ import sys
 import time
 from typing import Any, NoReturn
 
-from runtime.worker import _libc, _repairs, _wire
+from runtime.worker import _libc, _repairs, _sealed, _wire
 from runtime.worker._confine import FULL, Kernel
+from runtime.worker._modules import facade_members
 from runtime.worker._process import Prepared, serve
 
 MAX_CONTROL = 16 * 1024
@@ -224,6 +225,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     interpreter = _repairs.repair()  # first: every list subclass made later inherits it
     warm_up()
     prepared = Prepared()
+    _sealed.seal(facade_members(prepared.facades))  # before any snippet: workers inherit it
     kernel = Kernel.prepare(isolation, without)
     lifeline = -1
     if kernel.namespaces.pid:

@@ -77,6 +77,39 @@ def test_the_interpreter_probes_tell_a_repaired_interpreter_from_one_that_is_not
     assert done.stdout.strip() == str(interpreter == "repaired")
 
 
+_SEALING_PROBE = (
+    "import sys\nfrom runtime.worker import _probes, _sealed\n"
+    "from runtime.worker._modules import build_facades, facade_members\n"
+    "facades = build_facades()\n"
+    "if sys.argv[1] == 'sealed':\n    _sealed.seal(facade_members(facades))\n"
+    "print(_probes.run('sandbox_classes', None)['denied'])\n"
+    "import json\ntry:\n    type(facades['json']).extra = 1\nexcept TypeError as e:\n"
+    "    print(e)\nelse:\n    print('written')"
+)
+
+
+@pytest.mark.parametrize("zygote", ["as built", "sealed"])
+def test_the_sandbox_classes_probe_tells_a_sealed_zygote_from_one_that_is_not(
+    zygote: str,
+) -> None:
+    """The real ``setattr`` (as the standard library's own code calls it) writes to the
+    sandbox's classes until the zygote seals them; then it is refused as for a class CPython
+    defines in C, and the probe says so."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _SEALING_PROBE, zygote.split()[-1]],
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    denied, written = done.stdout.splitlines()
+    assert denied == str(zygote == "sealed")
+    if zygote == "sealed":
+        assert written == "cannot set 'extra' attribute of immutable type 'Facade'"
+    else:
+        assert written == "written"
+
+
 async def test_seccomp_alone_denies_every_probe(tmp_path: Path) -> None:
     """Switch Landlock and the namespaces off: seccomp still denies everything."""
     report = await doctor(tmp_path, without=("landlock", "namespaces"))
