@@ -26,7 +26,10 @@ class partial:  # the name CPython gives it
     _args: tuple[Any, ...]
     _keywords: dict[str, Any]
 
-    def __new__(cls, func: Any, /, *args: Any, **keywords: Any) -> partial:
+    def __new__(cls, /, *args: Any, **keywords: Any) -> partial:
+        if not args:
+            raise TypeError("type 'partial' takes at least one argument")
+        func, args = args[0], args[1:]
         if not callable(func):
             raise TypeError("the first argument must be callable")
         if _flattens(func):  # a partial of a partial holds the inner one's parts, as in CPython

@@ -270,6 +270,11 @@ def repair() -> dict[str, Any]:
         f"{ALIAS_SUBST} (substituting a builtin generic alias copies pointers out of whatever "
         "an argument's __typing_subst__ returned): only typing's own arguments are substituted"
     )
+    repair_group_split()
+    repaired.append(
+        f"{GROUP_SPLIT} (except* copies two pointers out of whatever a group's split() "
+        "returned): no class derives from an exception group, so split() is CPython's own"
+    )
     detail = f"CPython {version}; repaired in the worker: " + "; ".join(repaired)
     return {"name": "interpreter", "active": True, "detail": detail}
 
@@ -1316,3 +1321,30 @@ def repair_alias_subst() -> None:
         _repoint(cls, _in_table(_AS_MAPPING, _MP_SUBSCRIPT), original, generic)
         if vars(cls)["__getitem__"] is not made:
             raise RepairError(f"{cls.__name__} substitution is still CPython's")
+
+
+# -- except* and a group's split -------------------------------------------------------------
+
+GROUP_SPLIT = "gh-128049"
+"""CPython's issue for ``except*`` taking the two items of whatever a group's ``split()``
+returned from where a tuple keeps them (3.12.9 and 3.13.2 check it is a tuple)."""
+
+_BASETYPE = 1 << 10  # Py_TPFLAGS_BASETYPE
+
+
+def repair_group_split() -> None:
+    """No class derives from ``BaseExceptionGroup`` or ``ExceptionGroup``, however it is made
+    (a class statement, ``type()``, ``make_dataclass``): every group ``except*`` splits is
+    CPython's own, whose ``split()`` answers a pair of groups or ``None`` (and the write guard
+    keeps a ``split`` out of a group's own ``__dict__``)."""
+    _check_layout()
+    made = [cls for cls in subclasses(BaseExceptionGroup) if cls is not ExceptionGroup]
+    if made:
+        raise RepairError(f"classes already derive from BaseExceptionGroup: {made}")
+    for cls in (BaseExceptionGroup, ExceptionGroup):
+        flags = ctypes.c_ulong.from_address(id(cls) + _FLAGS)
+        if flags.value != cls.__flags__:
+            raise RepairError(f"{cls.__name__} is not laid out as in CPython 3.11")
+        flags.value &= ~_BASETYPE
+        if cls.__flags__ & _BASETYPE:
+            raise RepairError(f"{cls.__name__} is still an acceptable base")

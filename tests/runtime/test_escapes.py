@@ -1242,6 +1242,28 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "runtime",
             "Invalid transition index found while reading TZif: 1",
         ),
+        "except* splitting with a group subclass's split (gh-128049)": Refusal(
+            "class EG(ExceptionGroup):\n    def split(self, t):\n        return 12345\n"
+            "try:\n    raise EG('x', [TypeError(1)])\nexcept* KeyError as e:\n    pass",
+            "runtime",
+            "type 'ExceptionGroup' is not an acceptable base type",
+        ),
+        "a group subclass made by type() (gh-128049)": Refusal(
+            "type('EG', (BaseExceptionGroup,), {'split': lambda self, t: 1})",
+            "runtime",
+            "type 'BaseExceptionGroup' is not an acceptable base type",
+        ),
+        "a group subclass made by make_dataclass (gh-128049)": Refusal(
+            "import dataclasses\ndataclasses.make_dataclass('X', [], bases=(ExceptionGroup,))",
+            "runtime",
+            "type 'ExceptionGroup' is not an acceptable base type",
+        ),
+        "a group subclass behind a base whose __init_subclass__ says nothing (gh-128049)": Refusal(
+            "class S:\n    def __init_subclass__(cls, **kw):\n        pass\n"
+            "class X(S, ExceptionGroup):\n    pass",
+            "runtime",
+            "type 'ExceptionGroup' is not an acceptable base type",
+        ),
         "a generic alias substituting a snippet's __typing_subst__ (gh-138479)": Refusal(
             SUBST + "list[P()][int].__args__[0]",
             "runtime",

@@ -637,7 +637,8 @@ CASES: dict[str, str] = {
         "a = [p(2), q(), q.func is f, q.args, q.keywords, repr(functools.partial(str.upper, 'a')),"
         " sorted(['bb', 'a'], key=functools.partial(len)), callable(p)]\n"
         "class P(functools.partial):\n    pass\n"
-        "[a, repr(P(str.upper, 'a')), P(f, 1)(2), P(P(f), 1).func is f, P(P(f), 1).args]"
+        "try:\n    functools.partial()\nexcept TypeError as e:\n    m = str(e)\n"
+        "[a, repr(P(str.upper, 'a')), P(f, 1)(2), P(P(f), 1).func is f, P(P(f), 1).args, m]"
     ),
     "string, struct, binascii, unicodedata, array": (
         "import string, struct, binascii, unicodedata, array\n"
