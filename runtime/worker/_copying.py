@@ -115,6 +115,18 @@ def _called(x: Any, hook: Any, name: str, *args: Any) -> Any:
     return ADOPTION.call(ADOPTION.getattr(x, name), *args)
 
 
+def _checked(recipe: Any, hook: Any) -> Any:
+    """A recipe C code made, its arguments and state checked as a call's result from outside
+    is (its constructor is checked where it is called, its items where they are iterated)."""
+    if type(recipe) is not tuple or len(recipe) < 2:
+        return recipe
+    parts = list(recipe)
+    parts[1] = ADOPTION.result(parts[1], hook)
+    if len(parts) > 2:
+        parts[2] = ADOPTION.result(parts[2], hook)
+    return tuple(parts)
+
+
 class _Copy:
     """One ``copy.copy`` or ``copy.deepcopy`` call."""
 
@@ -265,15 +277,18 @@ class _Copy:
 
     def recipe(self, x: Any, kind: type) -> Any:
         """What ``x.__reduce_ex__(4)`` answers: the snippet's own hook, a base's called on
-        ``x``, or CPython's default."""
+        ``x``, or CPython's default. What C code put in a recipe (the arguments and the state
+        it read from the object, natively: a base's ``__reduce__`` and CPython's default read
+        every slot name) is checked as a result from outside is, to its leaves, before the
+        snippet's own ``__setstate__`` or constructor is handed any of it."""
         for name, args in (("__reduce_ex__", (4,)), ("__reduce__", ())):
             owner, hook = _found(kind, name)
             if owner is object:
                 continue  # object's __reduce_ex__ asks for __reduce__ when a class has its own
             if ADOPTION.owns(owner):
                 return _called(x, hook, name, *args)
-            return hook(x, *args)  # the base's own (a builtin exception's, a set's)
-        return object.__reduce_ex__(x, 4)
+            return _checked(hook(x, *args), hook)  # the base's own (an exception's, a set's)
+        return _checked(object.__reduce_ex__(x, 4), object.__reduce_ex__)
 
     def rebuilt(self, x: Any, recipe: Any) -> Any:
         """``x`` rebuilt from ``recipe`` (CPython's ``copy._reconstruct``), each step through

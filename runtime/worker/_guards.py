@@ -157,6 +157,21 @@ class SnippetClasses:
             return self.defined(obj)
         return self.defined(kind)
 
+    def makes_own(self, func: Any) -> bool:
+        """What calling ``func`` returns is the snippet's own: ``func`` is one of its functions
+        (or a method of one), one of its classes, or an instance of one of its classes whose
+        ``__call__`` is the snippet's function. An instance of the snippet's class deriving
+        from a callable from outside (a ``staticmethod``, a class setting ``__call__ =
+        type``) is the snippet's, but calling it runs code from outside natively: what that
+        returns is checked like any result from outside."""
+        kind = type(func)
+        if kind is types.FunctionType or kind is types.MethodType or isinstance(func, type):
+            return self.owns(func)
+        if not self.defined(kind):
+            return False
+        call = next((vars(k)["__call__"] for k in kind.__mro__ if "__call__" in vars(k)), None)
+        return type(call) is types.FunctionType and self.owns(call)
+
 
 FINAL_CLASSES: set[type] = {super}
 """The sandbox's classes a snippet's class may not derive from (see :func:`final_class`), and
@@ -303,6 +318,13 @@ def _named(name: str, meta: Any) -> type:
 _DATA_DUNDERS = frozenset(
     {"__doc__", "__module__", "__qualname__", "__slots__", "__match_args__", "__annotations__"}
 )
+_CPYTHONS_OWN = {
+    "__dict__": "CPython gives each instance its own __dict__, which the sandbox reads as such",
+    "__slotnames__": "copy reads the names it lists from each object natively",
+}
+"""Class attributes CPython or the standard library set and trust: a snippet's value would
+answer in their place (``__dict__ = {...}`` in a class body hid an instance's real dict from
+the admission; ``__slotnames__`` had copy read any attribute natively)."""
 
 
 def _snippet_function(value: Any) -> bool:
@@ -488,6 +510,8 @@ def check_class_value(name: str, key: str, value: Any) -> Any:
             "a finalizer runs whenever the collector decides, inside the runtime's own work; "
             "use a with block (__enter__/__exit__) instead",
         )
+    if key in _CPYTHONS_OWN:
+        raise _deny(f"class {name}'s {key}", _CPYTHONS_OWN[key])
     if not (key.startswith("__") and key.endswith("__")) or key in _DATA_DUNDERS:
         return value
     if value is None or _snippet_function(value):
@@ -1392,7 +1416,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if kind in _LEAVES:
             return result
         if kind in PLAIN:
-            if (not keywords and _pure_result(func)) or classes.owns(func):
+            if (not keywords and _pure_result(func)) or classes.makes_own(func):
                 return result
             return plain_deep(result, what)
         return admit(result, what)

@@ -293,15 +293,10 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         """itertools.starmap; what a function from outside returns is checked."""
         return itertools.starmap(checked(function), iterable)
 
-    def accumulate(iterable: Any, func: Any = None, *, initial: Any = None) -> Any:
-        """itertools.accumulate; what a function from outside returns is checked."""
-        return itertools.accumulate(iterable, checked(func), initial=initial)
-
     patch_dataclasses()
     return {
         **vetted_makers(),
         ("itertools", "starmap"): starmap,
-        ("itertools", "accumulate"): accumulate,
         ("collections", "defaultdict"): DefaultDict,
         ("functools", "partial"): partial,
         ("copy", "copy"): copy_,

@@ -43,7 +43,7 @@ class partial:  # the name CPython gives it
     def __call__(self, /, *args: Any, **keywords: Any) -> Any:
         func = self._func
         value = func(*self._args, *args, **{**self._keywords, **keywords})
-        if type(value) in _PLAIN_RESULTS or ADOPTION.owns(func):
+        if type(value) in _PLAIN_RESULTS or ADOPTION.makes_own(func):
             return value
         return ADOPTION.result(value, func)
 

@@ -155,7 +155,7 @@ class Prepared:
             admission.vet(value)
         ADOPTION.adopt, ADOPTION.vet = classes.adopt, admission.vet
         ADOPTION.getattr, ADOPTION.getitem = guards.builtins["getattr"], guards.getitem
-        ADOPTION.owns = classes.owns
+        ADOPTION.owns, ADOPTION.makes_own = classes.owns, classes.makes_own
         ADOPTION.vetted = admission.is_vetted
         ADOPTION.admit, ADOPTION.result = guards.admit, guards.result
         ADOPTION.call, ADOPTION.iter, ADOPTION.write = guards.call[0], guards.iter, guards.write

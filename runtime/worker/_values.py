@@ -502,6 +502,22 @@ def is_writable_record(obj: Any) -> bool:
     )
 
 
+def _instance_dict(obj: Any) -> dict[str, Any]:
+    """``obj``'s own ``__dict__`` as CPython keeps it (through the descriptor CPython gives
+    the first class of its MRO that has one), never what a class attribute named ``__dict__``
+    answers; empty where there is none."""
+    for klass in type(obj).__mro__:
+        descriptor = vars(klass).get("__dict__")
+        if descriptor is None:
+            continue
+        if type(descriptor) is types.GetSetDescriptorType and descriptor.__name__ == "__dict__":
+            held = descriptor.__get__(obj)
+            if type(held) is dict:
+                return held
+        break
+    return {}
+
+
 def _refuse(what: str, found: str, hint: str = "") -> PolicyError:
     tail = f"; {hint}" if hint else ""
     return PolicyError(
@@ -648,7 +664,7 @@ class Admission:
         answers attribute reads with its origin's, and calling it calls the origin and writes
         ``__orig_class__`` onto what it made, so one that stood for a function or an object
         from outside (``Annotated[json.loads, 0]``) would read and write them natively."""
-        origin = vars(value).get("__origin__")
+        origin = _instance_dict(value).get("__origin__")
         if isinstance(origin, _ALIAS_ORIGINS):
             return value
         raise PolicyError(

@@ -40,6 +40,7 @@ import json
 import keyword
 import operator
 import os
+import random
 import re
 import struct
 import sys
@@ -68,6 +69,9 @@ class Adoption:
         self.getattr: Callable[..., Any] = getattr
         self.getitem: Callable[[Any, Any], Any] = lambda obj, key: obj[key]
         self.owns: Callable[[Any], bool] = lambda obj: False
+        self.makes_own: Callable[[Any], bool] = lambda func: False
+        """Whether what calling ``func`` returns is the snippet's own (see
+        ``SnippetClasses.makes_own``)."""
         self.vetted: Callable[[Any], bool] = lambda obj: False
         """Whether a value was handed to the snippet on purpose (a facade member, a checked
         factory :func:`field` made)."""
@@ -93,7 +97,7 @@ class Adoption:
         checked: C calls it (a factory, a key, ``starmap``'s function) and keeps what it returns
         where no call guard sees it (``defaultdict(partial(type, tools))``). The wrapper is not
         vetted: a caller that lets the snippet read it back vets it itself."""
-        if func is None or not callable(func) or self.owns(func):
+        if func is None or not callable(func) or self.makes_own(func):
             return func
         result = self.result
 
@@ -106,7 +110,7 @@ class Adoption:
     def result_of(self, func: Any) -> Any:
         """``func()``, checked as :meth:`checked` would (without making a wrapper)."""
         value = func()
-        if type(value) in _PLAIN_RESULTS or self.owns(func):
+        if type(value) in _PLAIN_RESULTS or self.makes_own(func):
             return value
         return self.result(value, func)
 
@@ -737,6 +741,31 @@ def count(start: Any = 0, step: Any = 1) -> Iterator[Any]:
     return _counting(_a_number(start), _a_number(step))
 
 
+_EMPTY: Any = object()
+
+
+def _accumulating(it: Iterator[Any], func: Any, total: Any) -> Iterator[Any]:
+    if total is _EMPTY:
+        total = next(it, _EMPTY)
+        if total is _EMPTY:
+            return
+    yield total
+    for element in it:
+        total = total + element if func is None else func(total, element)  # the frame holds it
+        yield total
+
+
+def accumulate(iterable: Any, func: Any = None, *, initial: Any = None) -> Iterator[Any]:
+    """``itertools.accumulate``, a generator: CPython 3.11's adds to a running total it does
+    not hold (``PyNumber_Add(lz->total, val)``): a total whose ``__add__`` advances the same
+    accumulate and answers ``NotImplemented`` is freed, and CPython hands it to the element's
+    ``__radd__`` (an attack pass read and wrote any address from it); a generator re-entered
+    says it is already running. What a function from outside returns is checked."""
+    return _accumulating(
+        iter(iterable), ADOPTION.checked(func), _EMPTY if initial is None else initial
+    )
+
+
 def _bound_arg(value: Any, what: str) -> int | None:
     if value is None:
         return None
@@ -1137,6 +1166,7 @@ def patch_stdlib() -> None:
     contextlib.ContextDecorator.__call__ = _decorator_call  # type: ignore[method-assign]
     fractions.Fraction.__new__ = staticmethod(_fraction_new)  # type: ignore[method-assign]
     re.escape = _escape
+    random._accumulate = accumulate  # type: ignore[attr-defined]  # random.choices' own
     csv.reader = csv_reader  # DictReader reads it from the module
     collections._count_elements = _count_elements  # type: ignore[attr-defined]
     typing.OrderedDict = typing._alias(ORDERED_DICT, 2, name="OrderedDict")  # type: ignore[attr-defined]
@@ -1225,7 +1255,7 @@ def _check_default(where: str, name: str, default: Any) -> None:
             raise TypeError(f"{where}: the default of {name!r} is not a dataclasses.field()")
         factory = default.default_factory
         if factory is not dataclasses.MISSING and not (
-            ADOPTION.owns(factory) or ADOPTION.vetted(factory)
+            ADOPTION.makes_own(factory) or ADOPTION.vetted(factory)
         ):
             raise TypeError(
                 f"{where}: the default_factory of {name!r} was not given through "
@@ -1623,6 +1653,7 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("functools", "cached_property"): cached_property,
         ("itertools", "groupby"): groupby,
         ("itertools", "count"): count,
+        ("itertools", "accumulate"): accumulate,
         ("itertools", "chain"): chain,
         ("itertools", "cycle"): cycle,
         ("itertools", "islice"): islice,

@@ -1218,6 +1218,30 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "is the class GuardedSlot from outside the snippet",
         ),
+        "a staticmethod subclass called natively by map, its results kept in a list": Refusal(
+            "class S(staticmethod):\n    pass\n"
+            "for lst in map(S(list), [map(S(type), [tools])]):\n    for k in lst:\n"
+            "        pass\nstr(k)",
+            "policy",
+            "is the class Namespace from outside the snippet",
+        ),
+        "a class whose __call__ is a staticmethod's, called by a defaultdict": Refusal(
+            "import collections\nclass S(staticmethod):\n    pass\n"
+            "d = collections.defaultdict(S(lambda: type(tools)))\nd['k']",
+            "policy",
+            "is the class Namespace from outside the snippet",
+        ),
+        "a class's own __slotnames__ having copy read any attribute natively": Refusal(
+            "import copy\nclass X(set):\n    __slotnames__ = ['__setattr__']\n"
+            "    def __setstate__(self, state):\n        pass\ncopy.copy(X())",
+            "policy",
+            "class X's __slotnames__ is not allowed: copy reads the names it lists",
+        ),
+        "a class-level __dict__ standing in for its instances' dicts": Refusal(
+            "class A:\n    __dict__ = {'__origin__': int}",
+            "policy",
+            "class A's __dict__ is not allowed",
+        ),
         "a recipe's state written into a class of the sandbox's": Refusal(
             "import copy, functools\ngs = object.__getattribute__\nclass C:\n"
             "    def __reduce_ex__(self, p):\n"
@@ -2169,6 +2193,15 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "lambda s: itertools.zip_longest(s, 'ab')):\n    it = make(g())\n    try:\n"
         "        next(it)\n    except ValueError as e:\n        out.append(str(e))\nout",
         ["generator already executing"] * 4,
+    ),
+    "itertools.accumulate re-entered from its running total's __add__ (gh-154570)": (
+        "import itertools\nacc = None\nclass X:\n    armed = True\n"
+        "    def __add__(self, other):\n        if X.armed:\n            X.armed = False\n"
+        "            next(acc)\n        return NotImplemented\nclass Y:\n"
+        "    def __radd__(self, other):\n        return 7\n"
+        "acc = itertools.accumulate(iter([X(), Y(), Y()]))\nnext(acc)\n"
+        "try:\n    next(acc)\nexcept ValueError as e:\n    m = str(e)\nm",
+        "generator already executing",
     ),
     "bytearray.extend told a length of 0 (gh-143003)": (
         "class It:\n    n = 0\n    def __iter__(self):\n        return self\n"

@@ -1013,7 +1013,7 @@ def _containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         st.lists(inner, max_size=3)
         | st.dictionaries(st.text(max_size=2), inner, max_size=3)
         | st.tuples(inner, inner)
-        | st.frozensets(st.integers(-3, 3), max_size=3)
+        | st.frozensets(st.integers(0, 6), max_size=3)
     )
 
 
