@@ -1559,12 +1559,15 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         return admit(value, "this item")
 
     def checked(iterator: Iterator[Any]) -> Iterator[Any]:
+        """The items of an iterable from outside: a plain container checked to its leaves, as
+        a call's result is (C code fills them: ``map(f, xs)`` yields what ``f`` returned, and a
+        list's items are never looked at again), anything else admitted."""
         for item in iterator:
-            if type(item) in PLAIN:
-                if type(item) is tuple:
-                    for part in item:
-                        admit(part, "an item")
+            kind = type(item)
+            if kind in _LEAVES:
                 yield item
+            elif kind in PLAIN:
+                yield plain_deep(item, "an item")
             else:
                 yield admit(item, "an item")
 

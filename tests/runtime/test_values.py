@@ -339,6 +339,17 @@ def _outside_rows() -> list[Any]:
     return [{"name": "plain", "tags": ("a", 1)}, [os]]
 
 
+def test_lists_from_a_foreign_iterator_are_looked_into_to_their_leaves() -> None:
+    """`for row in map(f, xs)`: a list (or a tuple of lists) an iterator from outside yields is
+    checked to the bottom as it arrives, since its items are never looked at again (a `for`
+    over a list is native); plain rows pass as they are."""
+    rows = [[1, "a"], ({"k": [2.0]},)]
+    assert list(_guards().iter(iter(rows.__iter__().__next__, None))) == rows
+    for deep in ([[os]], ({"k": [os]},)):
+        with pytest.raises(PolicyError, match="an item is a module"):
+            list(_guards().iter(iter([deep].__iter__().__next__, None)))
+
+
 def test_a_plain_container_an_outside_call_returns_is_checked_to_its_leaves() -> None:
     """A plain list, dict or tuple is never checked again once a snippet holds it (its loops
     and unpackings read it natively), so what an outside call returns is checked to the
