@@ -358,8 +358,21 @@ def _checked_new(new: Any) -> Any:
     def __new__(cls: Any, /, *args: Any, **kwargs: Any) -> Any:
         made = new(cls, *args, **kwargs)
         kind = type(made)
-        if kind in _NEW_ATOMS or any(base is cls for base in _MRO(kind)):
+        if any(base is cls for base in _MRO(kind)):
             return made
+        if kind in _NEW_ATOMS:
+            # an atom only where it is laid out as the C type the class derives from: C code
+            # that calls type(self)(...) writes that type's fields into what it got (a
+            # datetime subclass answering bytes had astimezone() Py_DECREF a pointer it read
+            # from the bytes' text: a decrement of any address, gh-145166's kin)
+            native = _native_base(cls)
+            if native is object or any(base is native for base in _MRO(kind)):
+                return made
+            raise TypeError(
+                f"{new.__qualname__}() returned a {kind.__name__}, not a {cls.__name__}: a "
+                f"class deriving from {native.__name__} makes objects laid out as one (C code "
+                "writes its fields into what __new__ returns)"
+            )
         if _RUNNING and _RUNNING[-1].owns_instance(made):
             if _native_base(kind) is _native_base(cls):
                 return made

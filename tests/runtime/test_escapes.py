@@ -1266,6 +1266,17 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "runtime",
             "Invalid transition index found while reading TZif: 1",
         ),
+        "astimezone writing into what a datetime subclass's __new__ made (gh-145166's kin)": Refusal(
+            "import datetime\narm = []\nclass D(datetime.datetime):\n"
+            "    def __new__(cls, *a, **k):\n        if arm:\n"
+            "            return bytes(8) + (2**40).to_bytes(8, 'little') + bytes(8)\n"
+            "        return super().__new__(cls, *a, **k)\n"
+            "dt = D(2020, 1, 1, tzinfo=datetime.timezone.utc)\narm.append(1)\n"
+            "dt.astimezone(datetime.timezone(datetime.timedelta(hours=1)))",
+            "runtime",
+            "D.__new__() returned a bytes, not a D: a class deriving from datetime makes objects "
+            "laid out as one",
+        ),
         "except* splitting with a group subclass's split (gh-128049)": Refusal(
             "class EG(ExceptionGroup):\n    def split(self, t):\n        return 12345\n"
             "try:\n    raise EG('x', [TypeError(1)])\nexcept* KeyError as e:\n    pass",
