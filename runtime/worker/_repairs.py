@@ -275,6 +275,18 @@ def repair() -> dict[str, Any]:
         f"{GROUP_SPLIT} (except* copies two pointers out of whatever a group's split() "
         "returned): no class derives from an exception group, so split() is CPython's own"
     )
+    repair_type_writes()
+    repaired.append(
+        f"{TYPE_CACHE} (a class attribute's old value is released before the type's caches "
+        "are told, so a finalizer it runs reads it back from them, freed): type's __setattr__ "
+        "and __delattr__ hold it until CPython has invalidated them"
+    )
+    repair_date_ctime()
+    repaired.append(
+        f"{DATE_CTIME} (a date made from pickle state is not range-checked, and ctime() indexes "
+        "its day names with the weekday of year 0, which is negative): ctime() refuses a year "
+        "before 1"
+    )
     detail = f"CPython {version}; repaired in the worker: " + "; ".join(repaired)
     return {"name": "interpreter", "active": True, "detail": detail}
 
@@ -1348,3 +1360,121 @@ def repair_group_split() -> None:
         flags.value &= ~_BASETYPE
         if cls.__flags__ & _BASETYPE:
             raise RepairError(f"{cls.__name__} is still an acceptable base")
+
+
+# -- class attribute writes and the type caches --------------------------------------------
+
+TYPE_CACHE = "gh-118492"
+"""CPython's issue for ``type_setattro`` releasing a class attribute's old value before
+``PyType_Modified``: the method cache (and the specialized ``LOAD_ATTR``/``LOAD_METHOD``
+caches) still hold it, borrowed, while the finalizer its release runs (a generator's
+``finally``) reads the attribute back: a name for an object about to be freed."""
+
+_SETATTRO = 19 * 8  # offsetof(PyTypeObject, tp_setattro) on a 64-bit CPython 3.11/3.12
+
+
+def _type_writes() -> dict[str, Any]:
+    """``type.__setattr__`` and ``__delattr__`` that hold the attribute's old value (read from
+    the class's own dict, never through a descriptor) while CPython's ``type_setattro``,
+    called through its C pointer (its wrapper refuses a type whose slot is not its own),
+    replaces it and invalidates the caches; the old value is released only after."""
+    native = vars(type)["__setattr__"]
+    pointer = _slot_at(type, _SETATTRO).value
+    if not pointer:
+        raise RepairError("type has no attribute write slot")
+    call = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.py_object, ctypes.c_void_p)(
+        pointer
+    )
+    own = vars(type)["__dict__"].__get__  # the class's own namespace, as a read-only proxy
+
+    def exact(cls: Any, name: Any, what: str) -> Any:
+        if not issubclass(type(cls), type):  # the real class: no __class__ answers here
+            raise TypeError(
+                f"descriptor '{what}' requires a 'type' object but received a "
+                f"'{type(cls).__name__}'"
+            )
+        if isinstance(name, str) and type(name) is not str:
+            return str.__str__(name)  # CPython copies a str subclass's name too: no __hash__
+        return name
+
+    def __setattr__(cls: Any, name: Any, value: Any, /) -> None:
+        name = exact(cls, name, "__setattr__")
+        held = own(cls).get(name) if type(name) is str else None  # noqa: F841
+        call(cls, name, id(value))  # value is held by this frame
+
+    def __delattr__(cls: Any, name: Any, /) -> None:
+        name = exact(cls, name, "__delattr__")
+        held = own(cls).get(name) if type(name) is str else None  # noqa: F841
+        call(cls, name, None)
+
+    made = {"__setattr__": __setattr__, "__delattr__": __delattr__}
+    for name, method in made.items():
+        method.__qualname__, method.__module__ = f"type.{name}", "builtins"
+        method.__doc__ = vars(type)[name].__doc__ if name in vars(type) else native.__doc__
+    return made
+
+
+def repair_type_writes() -> None:
+    """Every write or delete of a class attribute (``C.x = v``, ``setattr``, ``del C.x``, a
+    metaclass's ``super().__setattr__``) goes through :func:`_type_writes`: type's setattr
+    slot, and every metaclass's that still holds CPython's, is the one a class with
+    ``__setattr__`` in Python has."""
+    _check_layout()
+    (generic,) = _python_slots(("__setattr__",), (lambda cls: _slot_at(cls, _SETATTRO),))
+    original = _slot_at(type, _SETATTRO).value
+    if original == generic:
+        return  # already repaired
+    made = _type_writes()
+    # not _install: these are never values a snippet may hold (type.__setattr__(C, ...) would
+    # pass by the checks of ``C.x = v``), as CPython's wrappers were not
+    (namespace,) = gc.get_referents(vars(type))
+    namespace.update(made)
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(type))
+    _repoint(type, lambda cls: _slot_at(cls, _SETATTRO), original, generic)
+    if vars(type)["__setattr__"] is not made["__setattr__"]:
+        raise RepairError("type's attribute writes are still CPython's")
+
+    class Probe:
+        pass
+
+    setattr(Probe, "attr", 1)  # noqa: B010  # through the repaired slot
+    delattr(Probe, "attr")
+    if hasattr(Probe, "attr") or _slot_at(type, _SETATTRO).value != generic:
+        raise RepairError("type's attribute writes are not working after the repair")
+
+
+# -- dates made from pickle state ------------------------------------------------------------
+
+DATE_CTIME = "date and datetime ctime() of year 0"
+"""No CPython issue yet: ``date(b'\\x00\\x00\\x01\\x00')`` (the pickle form: only the month is
+checked) makes a date of year 0, whose ``ctime()`` reads ``DayNames[-2]``, a NULL, as a
+string (a segfault; other days read other pointers before the table)."""
+
+
+def _checked_ctime(cls: type) -> Any:
+    native = vars(cls)["ctime"]
+    year_of = vars(datetime_date())["year"].__get__  # the C member, never a subclass's
+
+    def ctime(self: Any, /) -> Any:
+        if isinstance(self, datetime_date()) and year_of(self) < 1:
+            raise ValueError(f"year {year_of(self)} is out of range")
+        return native(self)  # which checks self's type
+
+    ctime.__qualname__, ctime.__module__ = f"{cls.__name__}.ctime", "datetime"
+    ctime.__doc__ = native.__doc__
+    return ctime
+
+
+def datetime_date() -> type:
+    import datetime
+
+    return datetime.date
+
+
+def repair_date_ctime() -> None:
+    """``date.ctime`` and ``datetime.ctime`` refuse a year before 1, however they are reached."""
+    import datetime
+
+    for cls in (datetime.date, datetime.datetime):
+        if type(vars(cls)["ctime"]) is not types.FunctionType:
+            _install(cls, {"ctime": _checked_ctime(cls)})

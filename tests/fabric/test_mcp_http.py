@@ -256,7 +256,9 @@ def test_a_preflight_from_an_allowed_origin_is_answered_without_a_token(served: 
     assert response.headers["access-control-allow-headers"] == "authorization, content-type"
 
 
-@pytest.mark.parametrize(("token", "status"), [(TOKEN, 200), (None, 401)])
+@pytest.mark.parametrize(
+    ("token", "status"), [(TOKEN, 200), (None, 401)], ids=["token", "no-token"]
+)
 def test_responses_to_an_allowed_origin_carry_cors_headers(
     served: Served, token: str | None, status: int
 ) -> None:

@@ -787,7 +787,7 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "def f():\n    pass\nobject.__getattribute__(f, '__globals__')", "policy", "internals"
         ),
         "type.__setattr__ on a builtin class": Refusal(
-            "type.__setattr__(int, 'x', 1)", "policy", "the slot wrapper type.__setattr__"
+            "type.__setattr__(int, 'x', 1)", "policy", "the function type.__setattr__ from outside"
         ),
         "super() over a host object's __setattr__": Refusal(
             "import json\nsuper(object, json).__setattr__('x', 1)",
@@ -1276,6 +1276,11 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "runtime",
             "D.__new__() returned a bytes, not a D: a class deriving from datetime makes objects "
             "laid out as one",
+        ),
+        "ctime of a date made from pickle state of year 0": Refusal(
+            "import datetime\ndatetime.date(b'\\x00\\x00\\x01\\x00').ctime()",
+            "runtime",
+            "year 0 is out of range",
         ),
         "except* splitting with a group subclass's split (gh-128049)": Refusal(
             "class EG(ExceptionGroup):\n    def split(self, t):\n        return 12345\n"
@@ -2204,6 +2209,13 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "lambda s: itertools.zip_longest(s, 'ab')):\n    it = make(g())\n    try:\n"
         "        next(it)\n    except ValueError as e:\n        out.append(str(e))\nout",
         ["generator already executing"] * 4,
+    ),
+    "a class attribute read back by a finalizer while it is replaced (gh-118492)": (
+        "seen = []\nclass C:\n    pass\nclass Box:\n    pass\n"
+        "def fin():\n    try:\n        yield 1\n    finally:\n        seen.append(C.attr)\n"
+        "g = fin()\nnext(g)\nb = Box()\nb.g = g\nC.attr = b\ndel g, b\nC.attr\n"
+        "C.attr = 0\ndel C.attr\n[type(x).__name__ for x in seen]",
+        ["int"],
     ),
     "itertools.accumulate re-entered from its running total's __add__ (gh-154570)": (
         "import itertools\nacc = None\nclass X:\n    armed = True\n"
