@@ -20,6 +20,7 @@ import _io
 import array
 import collections
 import dis
+import enum
 import functools
 import itertools
 import json
@@ -49,7 +50,9 @@ from runtime.worker._values import (
     SAFE_DUNDERS,
     STANDS_FOR_SNIPPET,
     Admission,
+    born,
     function_str,
+    instance_dict,
     is_writable_record,
     record_view,
     vetted_metaclass,
@@ -125,6 +128,8 @@ class SnippetClasses:
     def __init__(self) -> None:
         self._ids: set[int] = set()
         self._keep: list[type] = []
+        self.vetted: Callable[[Any], bool] = lambda value: False
+        """Whether a value was handed to the snippet on purpose (the admission's)."""
         self.metaclass = ClassStatement(self)
         """What every ``class`` statement of the snippet calls (as its ``metaclass``)."""
         _RUNNING[:] = [self]
@@ -144,6 +149,12 @@ class SnippetClasses:
 
     def owns_instance(self, obj: Any) -> bool:
         return self.defined(type(obj))
+
+    def known(self, cls: type) -> bool:
+        """``cls`` may be a base of the snippet's class: it is the snippet's, it existed before
+        any snippet ran, or a facade made it for the snippet (csv's sniffed dialect); never a
+        class made natively while the snippet ran, whose ``__module__`` says nothing."""
+        return self.defined(cls) or born(cls) or self.vetted(cls)
 
     def owns(self, obj: Any) -> bool:
         """``obj`` is the snippet's own: an instance of one of its classes, one of its classes,
@@ -238,6 +249,13 @@ class ClassStatement:
             if final is not None:
                 raise TypeError(
                     f"type '{final.__module__}.{final.__name__}' is not an acceptable base type"
+                )
+            known = _RUNNING[-1].known if _RUNNING else born
+            native = next((k for k in _MRO(base) if not known(k)), None)
+            if native is not None:
+                raise _deny(
+                    f"class {name} deriving from {native.__name__}",
+                    "that class was made natively, not by a class statement of the snippet's",
                 )
             if issubclass(base, type):
                 raise _deny(f"class {name} deriving from type", "metaclasses are refused")
@@ -854,6 +872,42 @@ def _check_state(
         )
 
 
+def _sunder(name: str) -> bool:
+    return len(name) > 2 and name[0] == name[-1] == "_" and name[1] != "_" and name[-2] != "_"
+
+
+def _check_shadowing(obj: Any, name: str, defined: Callable[[type], bool]) -> None:
+    """``obj.name = value`` on an object whose class derives from one from outside: the name
+    must not hide, in the object's own dict, a method or other callable that class's code
+    calls through ``self`` (``ChainMap``'s ``self.__missing__(key)``, ``Counter``'s
+    ``self._keep_positive()``: an object the snippet put there ran natively, its result handed
+    on unchecked); and an enum member's ``_sunder_`` attributes are set once, by enum and the
+    class's own ``__new__`` (``_value_`` swapped afterwards made ``|`` of two flags call
+    anything)."""
+    kind = type(obj)
+    if _sunder(name) and issubclass(kind, enum.Enum) and name in instance_dict(obj):
+        raise _deny(
+            f"writing attribute {name!r} of a {kind.__name__} member",
+            "enum sets a member's _sunder_ attributes once, when it is made",
+        )
+    for klass in _MRO(kind):
+        namespace = _NAMESPACE(klass)
+        if name not in namespace:
+            continue
+        if defined(klass) or klass is object:
+            return
+        held = namespace[name]
+        if hasattr(type(held), "__set__"):
+            return  # a data descriptor: the write goes through it, nothing is hidden
+        if callable(held) or isinstance(held, staticmethod | classmethod):
+            raise _deny(
+                f"writing attribute {name!r} of a {kind.__name__} object",
+                f"it would answer in place of {klass.__name__}.{name}, which the code of "
+                f"{klass.__name__}, a class from outside the snippet, calls",
+            )
+        return
+
+
 _STATE_READERS = ("__getattribute__", "__getattr__")
 """What would answer an outside base's reads of its own state instead of the instance."""
 
@@ -890,7 +944,13 @@ def check_class_state(
 
 def check_class_write(cls: type, name: str, defined: Callable[[type], bool]) -> None:
     """``cls.name = value`` on a snippet's class: neither ``cls`` nor a class made from it
-    gets the private state of a base from outside, nor a reader of it."""
+    gets the private state of a base from outside, nor a reader of it; nor an enum class its
+    ``_sunder_`` tables (``_value2member_map_``, which ``E(value)`` reads), once made."""
+    if _sunder(name) and issubclass(cls, enum.Enum):
+        raise _deny(
+            f"writing attribute {name!r} of {cls.__name__}",
+            "enum's _sunder_ attributes of a class are set when the class is made",
+        )
     for kind in [cls, *subclasses(cls)]:
         state = outside_state(kind, defined)
         if name in state or (state and name in _STATE_READERS):
@@ -1038,6 +1098,7 @@ class Guards:
 
 def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
     """The guards of one worker, all deciding through ``admission``."""
+    classes.vetted = admission.is_vetted
     admit = admission.admit
     admit_deep = admission.admit_deep
 
@@ -1665,6 +1726,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if classes.owns_instance(obj):
             if name is not None and outside_based(obj):
                 _check_state(type(obj), name, classes.defined)
+                _check_shadowing(obj, name, classes.defined)
             return obj
         if is_writable_record(obj):  # decimal.Context, TextWrapper...: the worker's own copies
             if name is not None and name.startswith("_"):
@@ -1672,6 +1734,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                     f"writing attribute {name!r} of a {type(obj).__name__} object",
                     "private attributes are writable on the snippet's own objects only",
                 )
+            if name is not None:
+                _check_shadowing(obj, name, classes.defined)
             return obj
         raise _deny(
             f"writing to a {type(obj).__name__} object",

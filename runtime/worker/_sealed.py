@@ -8,7 +8,8 @@ attribute, ``__bases__`` or ``__name__`` is refused, and so is assigning ``__cla
 from one. The zygote sets the same flag on the sandbox's own classes and on the classes the
 facades hand out (the vetted modules' Python classes included), once every facade is built;
 each worker inherits them sealed. A snippet's subclass of a sealed class is its own and stays
-writable.
+writable; the sandbox's classes that no facade hands out (``GuardedSlot``, ``Facade``, a
+provider namespace's class...) are final to snippets besides.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import types
 from collections.abc import Iterable
 from typing import Any
+
+from runtime.worker._guards import FINAL_CLASSES
 
 _IMMUTABLETYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
@@ -45,11 +49,17 @@ def _defined_here(cls: type) -> bool:
 
 
 def _handed_out(members: Iterable[Any]) -> set[type]:
-    """The classes among ``members`` (what the facades hand out) and their bases."""
+    """The classes among ``members`` (what the facades hand out), and those a member stands
+    for as a base, with their bases."""
     found: set[type] = set()
     for member in members:
         if isinstance(member, type):
             found.update(member.__mro__)
+            continue
+        entries = getattr(member, "__mro_entries__", None)  # typing.NamedTuple stands for one
+        if type(entries) is types.FunctionType:
+            for base in entries(()):
+                found.update(base.__mro__)
     return found
 
 
@@ -61,7 +71,9 @@ def seal(members: Iterable[Any]) -> list[type]:
         for obj in gc.get_objects()
         if isinstance(obj, type) and obj.__flags__ & _HEAPTYPE and _defined_here(obj)
     }
-    made = [cls for cls in own | _handed_out(members) if cls.__flags__ & _HEAPTYPE]
+    handed = _handed_out(members)
+    FINAL_CLASSES.update(own - handed)  # no class statement derives from the sandbox's own
+    made = [cls for cls in own | handed if cls.__flags__ & _HEAPTYPE]
     for cls in made:
         if not cls.__flags__ & _IMMUTABLETYPE:
             flags = ctypes.c_ulong.from_address(id(cls) + _FLAGS)

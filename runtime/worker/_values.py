@@ -25,6 +25,7 @@ import asyncio
 import collections
 import collections.abc
 import enum
+import gc
 import re
 import struct
 import types
@@ -497,12 +498,33 @@ def is_writable_record(obj: Any) -> bool:
         return True
     return (
         kind.__module__ in _VETTED_MODULES
+        and born(kind)
         and not isinstance(obj, type)
         and any(base in WRITABLE_RECORDS for base in kind.__mro__)
     )
 
 
-def _instance_dict(obj: Any) -> dict[str, Any]:
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
+_BORN: dict[int, type] = {}
+
+
+def note_born() -> None:
+    """Remember every class made by Python code that this process holds now, before any
+    snippet has run (the vetted modules', the sandbox's): the first admission of a process
+    does, once. A class made later, natively (``type(...)`` run by C code for the snippet, a
+    class statement inside the standard library's code), takes its ``__module__`` from
+    whichever module's code was running, so that name proves nothing."""
+    if not _BORN:
+        made = (obj for obj in gc.get_objects() if isinstance(obj, type))
+        _BORN.update({id(cls): cls for cls in made if cls.__flags__ & _HEAPTYPE})
+
+
+def born(kind: type) -> bool:
+    """``kind`` is defined in C, or existed before any snippet ran (see :func:`note_born`)."""
+    return not kind.__flags__ & _HEAPTYPE or _BORN.get(id(kind)) is kind
+
+
+def instance_dict(obj: Any) -> dict[str, Any]:
     """``obj``'s own ``__dict__`` as CPython keeps it (through the descriptor CPython gives
     the first class of its MRO that has one), never what a class attribute named ``__dict__``
     answers; empty where there is none."""
@@ -549,6 +571,7 @@ class Admission:
         own_types: Iterable[type],
         defined: Callable[[type], bool],
     ) -> None:
+        note_born()  # before any snippet of this process has made a class
         self._keep = [*vetted, *STATIC_METHODS, *REPAIRED]  # keeps ids stable for the worker's life
         self._vetted = {id(v) for v in self._keep}
         self._own_types = frozenset(own_types)
@@ -652,6 +675,8 @@ class Admission:
             return None
         if self._defined(kind):
             return None
+        if not born(kind) and not self.is_vetted(kind):
+            return self._foreign  # made natively while snippets ran: its module's name says nothing
         module = getattr(kind, "__module__", "")
         if module == "builtins":
             return None if kind.__name__ in _BUILTIN_INSTANCES else self._foreign
@@ -664,7 +689,7 @@ class Admission:
         answers attribute reads with its origin's, and calling it calls the origin and writes
         ``__orig_class__`` onto what it made, so one that stood for a function or an object
         from outside (``Annotated[json.loads, 0]``) would read and write them natively."""
-        origin = _instance_dict(value).get("__origin__")
+        origin = instance_dict(value).get("__origin__")
         if isinstance(origin, _ALIAS_ORIGINS):
             return value
         raise PolicyError(

@@ -1242,6 +1242,33 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class A's __dict__ is not allowed",
         ),
+        "a ChainMap subclass's __missing__ answered by its instance (the 28th pass)": Refusal(
+            "import collections\nclass CM(collections.ChainMap):\n    pass\n"
+            "cm = CM({})\ncm.__missing__ = type",
+            "policy",
+            "it would answer in place of ChainMap.__missing__, which the code of ChainMap",
+        ),
+        "a Counter's _keep_positive answered by its instance": Refusal(
+            "import collections\nclass C(collections.Counter):\n    pass\n"
+            "c = C()\nc._keep_positive = len",
+            "policy",
+            "it would answer in place of Counter._keep_positive",
+        ),
+        "an exact Counter's items answered by its instance": Refusal(
+            "import collections\nc = collections.Counter()\nc.items = len",
+            "policy",
+            "it would answer in place of dict.items, which the code of dict",
+        ),
+        "an enum member's _value_ swapped once made": Refusal(
+            "import enum\nclass E(enum.Flag):\n    A = 1\n    B = 2\nE.A._value_ = 5",
+            "policy",
+            "enum sets a member's _sunder_ attributes once, when it is made",
+        ),
+        "an enum class's member table swapped once made": Refusal(
+            "import enum\nclass E(enum.Flag):\n    A = 1\nE._value2member_map_ = {}",
+            "policy",
+            "enum's _sunder_ attributes of a class are set when the class is made",
+        ),
         "a recipe's state written into a class of the sandbox's": Refusal(
             "import copy, functools\ngs = object.__getattribute__\nclass C:\n"
             "    def __reduce_ex__(self, p):\n"

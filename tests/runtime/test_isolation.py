@@ -84,7 +84,10 @@ _SEALING_PROBE = (
     "if sys.argv[1] == 'sealed':\n    _sealed.seal(facade_members(facades))\n"
     "print(_probes.run('sandbox_classes', None)['denied'])\n"
     "import json\ntry:\n    type(facades['json']).extra = 1\nexcept TypeError as e:\n"
-    "    print(e)\nelse:\n    print('written')"
+    "    print(e)\nelse:\n    print('written')\n"
+    "from runtime.worker._guards import FINAL_CLASSES\nfrom runtime.worker._values import GuardedSlot\n"
+    "from runtime.worker._vetted import Deque\n"
+    "print(GuardedSlot in FINAL_CLASSES, Deque in FINAL_CLASSES)"
 )
 
 
@@ -94,7 +97,8 @@ def test_the_sandbox_classes_probe_tells_a_sealed_zygote_from_one_that_is_not(
 ) -> None:
     """The real ``setattr`` (as the standard library's own code calls it) writes to the
     sandbox's classes until the zygote seals them; then it is refused as for a class CPython
-    defines in C, and the probe says so."""
+    defines in C, and the probe says so. Sealing also makes the sandbox's own classes final to
+    class statements, and leaves the classes a facade hands out to subclass."""
     done = subprocess.run(
         [sys.executable, "-I", "-c", _SEALING_PROBE, zygote.split()[-1]],
         cwd=Path(__file__).parents[2],
@@ -102,10 +106,11 @@ def test_the_sandbox_classes_probe_tells_a_sealed_zygote_from_one_that_is_not(
         text=True,
         check=True,
     )
-    denied, written = done.stdout.splitlines()
+    denied, written, final = done.stdout.splitlines()
     assert denied == str(zygote == "sealed")
     if zygote == "sealed":
         assert written == "cannot set 'extra' attribute of immutable type 'Facade'"
+        assert final == "True False"  # the sandbox's own classes are final, a facade's are not
     else:
         assert written == "written"
 

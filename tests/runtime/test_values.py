@@ -350,6 +350,17 @@ def test_lists_from_a_foreign_iterator_are_looked_into_to_their_leaves() -> None
             list(_guards().iter(iter([deep].__iter__().__next__, None)))
 
 
+def test_a_class_made_after_the_first_admission_is_not_admitted_by_its_module_name() -> None:
+    """A class made natively while snippets run (``type(...)`` called by C code, a class
+    statement inside a vetted module's code) takes its ``__module__`` from whatever code was
+    running: an instance of one is refused, however its module is named."""
+    guards = _guards()  # the process's first admission noted every class that existed
+    made = type("Record", (), {"__module__": "collections"})
+    with pytest.raises(PolicyError, match=r"a collections\.Record object"):
+        guards.admit(made())
+    assert guards.admit(collections.Counter("ab")) == {"a": 1, "b": 1}
+
+
 def test_a_plain_container_an_outside_call_returns_is_checked_to_its_leaves() -> None:
     """A plain list, dict or tuple is never checked again once a snippet holds it (its loops
     and unpackings read it natively), so what an outside call returns is checked to the
