@@ -10,6 +10,7 @@ from analyzer._effects import EffectsTable
 from analyzer._flow import MAX_STEPS, Flow, OutOfSteps
 from analyzer._models import Analysis, Bound, Diagnostic, Estimate, Options, SourceRef, Verdict
 from analyzer._positions import Positions
+from analyzer._shape import Unreadable, unreadable
 from analyzer._values import Cls, V
 
 FIXES = (
@@ -40,6 +41,38 @@ def _cached(code: str, effects: EffectsTable, options: Options) -> Analysis:
             "analyzer reads",
             "send a shorter snippet: keep data in providers or the store, not in the code",
         )
+    shape = unreadable(code)
+    if shape is not None:
+        return _refused_shape(shape, options)
+    try:
+        return _analysed(code, effects, options)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # libcst's native parser panics as a BaseException
+        return _unanalysed(
+            options,
+            "analysis-failed",
+            f"the analyzer could not read this snippet ({type(exc).__name__})",
+            "the snippet still runs; its result is checked at the boundary",
+        )
+
+
+def _refused_shape(shape: Unreadable, options: Options) -> Analysis:
+    if shape.code == "too-deep":
+        return _unanalysed(options, "too-deep", shape.message, _FLAT)
+    problem = Diagnostic(
+        code=shape.code,
+        severity="error",
+        message=shape.message,
+        line=shape.line,
+        column=shape.column,
+        fix="fix the syntax; snippets are the body of an async function",
+    )
+    verdict: Verdict = "BLOCK" if options.strict else "WARN"
+    return Analysis(classification="UNKNOWN", bounded=False, diagnostics=[problem], verdict=verdict)
+
+
+def _analysed(code: str, effects: EffectsTable, options: Options) -> Analysis:
     try:
         module = cst.parse_module(code)
     except cst.ParserSyntaxError as exc:

@@ -7,6 +7,7 @@ against these tables.
 
 from __future__ import annotations
 
+from contract._depth import MAX_DEPTH, nests_within
 from contract._docs import markers, readme_block, readme_lists, write_block
 from contract._python import AST_LOCK, compile_tree, literal_eval, parse
 from contract._snippet import BUILTINS, MODULES, NAMESPACES, NEVER, REFUSED_BUILTINS
@@ -14,6 +15,7 @@ from contract._snippet import BUILTINS, MODULES, NAMESPACES, NEVER, REFUSED_BUIL
 __all__ = [
     "AST_LOCK",
     "BUILTINS",
+    "MAX_DEPTH",
     "MODULES",
     "NAMESPACES",
     "NEVER",
@@ -21,6 +23,7 @@ __all__ = [
     "compile_tree",
     "literal_eval",
     "markers",
+    "nests_within",
     "parse",
     "readme_block",
     "readme_lists",

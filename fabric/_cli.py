@@ -30,21 +30,33 @@ from fabric import (
 from fabric._cli_common import report
 from fabric._errors import ConfigError
 from fabric._session import Fabric
+from runtime import MAX_CODE_BYTES
 from runtime.boundary import RESULT_FORMATS, RESULT_POLICIES
 
 _err = Console(stderr=True, highlight=False)
 
 
 def _read_code(source: str) -> str:
-    if source == "-":
-        return sys.stdin.read()
+    """The snippet in ``source`` (``-``: standard input), read no further than a snippet may
+    be long (``/dev/zero`` would never end), as UTF-8 text."""
+    where = "the snippet on standard input" if source == "-" else f"snippet file {source!r}"
     try:
-        with open(source, encoding="utf-8") as f:
-            return f.read()
+        if source == "-":
+            data = sys.stdin.buffer.read(MAX_CODE_BYTES + 1)
+        else:
+            with open(source, "rb") as f:
+                data = f.read(MAX_CODE_BYTES + 1)
     except OSError as exc:
-        raise ConfigError(f"cannot read snippet file {source!r}: {exc.strerror}") from None
+        raise ConfigError(f"cannot read {where}: {exc.strerror}") from None
+    if len(data) > MAX_CODE_BYTES:
+        raise ConfigError(
+            f"{where} is larger than {MAX_CODE_BYTES} bytes, the most a snippet may be: keep "
+            "data in files or the store and read it from the snippet"
+        )
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ConfigError(f"snippet file {source!r} is not UTF-8 text") from None
+        raise ConfigError(f"{where} is not UTF-8 text") from None
 
 
 def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
         Timings,
     )
     from runtime._render import render_error, render_value
-    from runtime._sandbox import MAX_RUNNING, Sandbox
+    from runtime._sandbox import MAX_CODE_BYTES, MAX_RUNNING, Sandbox
     from runtime._testing import NoProviders
     from runtime._threads import (
         CallStopped,
@@ -108,6 +108,7 @@ _EXPORTS = {
     "Timings": "runtime._models",
     "render_error": "runtime._render",
     "render_value": "runtime._render",
+    "MAX_CODE_BYTES": "runtime._sandbox",
     "MAX_RUNNING": "runtime._sandbox",
     "Sandbox": "runtime._sandbox",
     "NoProviders": "runtime._testing",
@@ -124,6 +125,7 @@ __all__ = [
     "IMAGE_TYPES",
     "ISOLATIONS",
     "MAX_BLOCKS",
+    "MAX_CODE_BYTES",
     "MAX_MEDIA_BYTES",
     "MAX_MEDIUM_BYTES",
     "MAX_META_BYTES",

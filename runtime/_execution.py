@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from contract import NAMESPACES
+from contract import AST_LOCK, NAMESPACES
 from runtime._errors import ProviderCallError
 from runtime._labels import CURRENT, CallLabels
 from runtime._models import (
@@ -54,6 +54,14 @@ from runtime.worker import _wire, compile_snippet
 from store import json_default
 
 _MAX_FRAME_SLACK = 64 * 1024
+MAX_NAME_CHARS = 256
+"""The longest provider name a call may carry; a longer one is answered ``unknown_tool``
+without a lookup (near-name suggestions compare names, and would take seconds)."""
+MAX_PENDING_BYTES = 256 * 1024 * 1024
+"""The most argument bytes an execution's calls may hold while they wait to be answered."""
+MAX_HELD_BYTES = 256 * 1024 * 1024
+"""The most answer bytes the host holds for a worker that has not read them yet; further
+calls wait to start until it reads."""
 _CALLS_LOGGED = 20
 _HOST_COMPILE_CHARS = 4096
 """Snippets up to this size are compiled (and cached) on the host, in a few milliseconds at
@@ -113,7 +121,8 @@ def _named(providers: ProviderHost, call: _wire.CallMessage) -> dict[str, Any]:
     """The call's arguments by parameter name (``argN`` only past the names known)."""
     try:
         args = call.get("args") or []
-        names = list(providers.parameters(call["ns"], call["name"])) if args else []
+        known = args and len(call["name"]) <= MAX_NAME_CHARS
+        names = list(providers.parameters(call["ns"], call["name"])) if known else []
     except Exception:  # a host without the method, or a name it does not know
         names = []
     by_position = {names[n] if n < len(names) else f"arg{n}": value for n, value in enumerate(args)}
@@ -146,6 +155,9 @@ class _Calls:
         self._gate = asyncio.Semaphore(limits.max_concurrent_calls)
         self._tasks: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
+        self._pending = 0  # argument bytes of calls not yet answered
+        self._held = 0  # bytes of answers made and not yet written to the worker
+        self._room = asyncio.Condition()
         self.count = 0
         self._records: list[dict[str, Any]] = []
         self._tallies: dict[str, dict[str, Any]] = {}
@@ -155,6 +167,12 @@ class _Calls:
         self.count += 1
         if self.count > self._limits.max_calls:
             raise ProtocolViolation(f"more than {self._limits.max_calls} provider calls")
+        self._pending += size
+        if self._pending > MAX_PENDING_BYTES:  # each waiting call holds its decoded arguments
+            raise ProtocolViolation(
+                f"the provider calls waiting for an answer hold more than {MAX_PENDING_BYTES} "
+                "bytes of arguments; send large data in fewer calls at a time"
+            )
         record: dict[str, Any] | None = None
         if len(self._records) < _CALLS_LOGGED:
             named = _named(self._providers, call)
@@ -170,14 +188,30 @@ class _Calls:
     ) -> None:
         labels = CallLabels()
         CURRENT.set(labels)  # this task's own context: the host labels this call
-        async with self._gate:
-            started = time.perf_counter()
-            frame, code = await self._answer(call)
-            ms = (time.perf_counter() - started) * 1000
-        self._account(f"{call['ns']}.{call['name']}", size, len(frame), ms, code, labels)
-        if record is not None:
-            record.update(ms=round(ms, 3), bytes_out=len(frame), code=code)
-            record.update(risk=labels.risk, approval=labels.approval)
+        try:
+            async with self._gate:  # held until the answer is written: a worker that does
+                async with self._room:  # not read its answers holds back more calls
+                    await self._room.wait_for(lambda: self._held < MAX_HELD_BYTES)
+                started = time.perf_counter()
+                frame, code = await self._answer(call)
+                ms = (time.perf_counter() - started) * 1000
+                self._pending -= size
+                size_out, self._held = len(frame), self._held + len(frame)
+                self._account(f"{call['ns']}.{call['name']}", size, size_out, ms, code, labels)
+                if record is not None:
+                    record.update(ms=round(ms, 3), bytes_out=size_out, code=code)
+                    record.update(risk=labels.risk, approval=labels.approval)
+                try:
+                    await self._write(frame)
+                finally:
+                    del frame
+                    async with self._room:
+                        self._held -= size_out
+                        self._room.notify_all()
+        except (ConnectionError, OSError):
+            return  # the worker is gone: its result says why
+
+    async def _write(self, frame: bytes) -> None:
         async with self._write_lock:  # frames must not interleave
             if not self._writer.is_closing():
                 await _wire.write_frame(self._writer, frame)
@@ -217,9 +251,13 @@ class _Calls:
         """The reply frame (the value, or an error the snippet sees as ToolError) and the
         error's code."""
         call_id, ns, name = call["id"], call["ns"], call["name"]
-        qualified = f"{ns}.{name}"
         if ns not in NAMESPACES:
-            return _failure(call_id, "unknown_namespace", f"{ns} is not a namespace")
+            return _failure(call_id, "unknown_namespace", f"{ns[:80]} is not a namespace")
+        if len(name) > MAX_NAME_CHARS:  # no provider has such a name: never looked up
+            shown = f"{ns}.{name[:80]}..."
+            message = f"{shown} is not a tool: names are at most {MAX_NAME_CHARS} characters"
+            return _failure(call_id, "unknown_tool", message)
+        qualified = f"{ns}.{name}"
         try:
             args = call.get("args") or []
             value = await self._providers.call(ns, name, call["kwargs"], args)
@@ -261,6 +299,18 @@ def _compiled(code: str, seeded: tuple[str, ...] = ()) -> CodeType | None:
     return compiled if not problems else None
 
 
+def _host_compiled(code: str, seeded: tuple[str, ...]) -> CodeType | None:
+    """:func:`_compiled`, on the event loop, only when no other thread holds CPython's parser
+    (the analyzer or a preview parsing a long text): waiting for it would stall the loop, and
+    the worker compiles the snippet itself when it is not sent compiled."""
+    if not AST_LOCK.acquire(blocking=False):
+        return None
+    try:
+        return _compiled(code, seeded)
+    finally:
+        AST_LOCK.release()
+
+
 def _wire_catalog(catalog: Mapping[str, Sequence[str]]) -> dict[str, str]:
     """Each namespace's names as one string, a name per line.
 
@@ -293,7 +343,14 @@ def _brief(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _failure(call_id: int, code: str, message: str) -> tuple[bytes, str]:
+    if len(message) > MAX_FAILURE_CHARS:  # an error may echo what it was given: a 32 MB path
+        cut = len(message) - MAX_FAILURE_CHARS
+        message = f"{message[:MAX_FAILURE_CHARS]}... ({cut} more characters)"
     return _wire.encode_marshal(_wire.call_failure(call_id, code, message)), code
+
+
+MAX_FAILURE_CHARS = 4096
+"""The most characters of a provider error's message that reach the snippet."""
 
 
 _SIGNAL_REASONS: dict[int, tuple[ErrorKind, str]] = {
@@ -458,7 +515,7 @@ async def execute(
     try:
         # compiled here, the worker skips compiling (and reports errors when it is not)
         names = tuple(seeded)
-        compiled = _compiled(code, names) if len(code) <= _HOST_COMPILE_CHARS else None
+        compiled = _host_compiled(code, names) if len(code) <= _HOST_COMPILE_CHARS else None
         request = _wire.exec_request(
             code, limits.wire(), catalog, compiled, variables=seeded, persist=persist
         )

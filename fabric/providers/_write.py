@@ -84,6 +84,14 @@ def edit_file(root: Path, path: str, old: str, new: str, count: int) -> dict[str
         found = text.count(old)
         if found != count:
             raise _mismatch(path, text, old, found, count)
+        grows = len(new.encode("utf-8", "surrogatepass")) - len(old.encode("utf-8"))
+        size = len(text.encode("utf-8")) + count * grows
+        if size > MAX_WRITE_BYTES:  # checked before the text is built: new may be huge
+            raise ProviderCallError(
+                f"the edit would make {path!r} {size} bytes of UTF-8, above the "
+                f"{MAX_WRITE_BYTES}-byte limit; write it in parts or produce it with tools.bash",
+                code="too_large",
+            )
         changed = text.replace(old, new, count)
         _replace(target, _encoded(changed, "new"), expected=target.existing)
     return {

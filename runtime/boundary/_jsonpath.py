@@ -12,6 +12,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import NoReturn
 
+from contract import MAX_DEPTH, nests_within
 from runtime._errors import ReadError
 from runtime._threads import stop_if_requested
 from runtime.boundary._scan import Items, Members, raw_decode, space
@@ -161,7 +162,15 @@ def evaluate(text: str, steps: list[Step], limit: int) -> tuple[list[tuple[str, 
         for path, position in walk.value(space(text, 0), steps, "$", whole=False):
             total += 1
             if len(found) < limit:
-                found.append((path, walk.decode(position)[0]))
+                value = walk.decode(position)[0]
+                if not nests_within(value):
+                    raise ReadError(
+                        "json_path_too_costly",
+                        f"the value at {path} nests deeper than {MAX_DEPTH} levels, past what a "
+                        "read hands back; select a value nearer its leaves, or read the text "
+                        'with query="..." (matching lines) or offset=/length= (a byte range)',
+                    )
+                found.append((path, value))
     except (IndexError, json.JSONDecodeError) as exc:
         raise ReadError("not_json", f"the content is not valid JSON ({exc})") from None
     except RecursionError:

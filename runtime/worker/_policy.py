@@ -1004,6 +1004,12 @@ def _policy_problem(text: str) -> CompileProblem:
     return CompileProblem("policy", message, line, None)
 
 
+_TOO_DEEP = (
+    "the snippet is nested too deeply for Python to compile it (an expression thousands of "
+    "levels deep): name intermediate values"
+)
+
+
 def compile_snippet(
     code: str, seeded: tuple[str, ...] = ()
 ) -> tuple[CodeType | None, list[CompileProblem]]:
@@ -1016,7 +1022,9 @@ def compile_snippet(
         tree = parse(code, FILENAME)
     except SyntaxError as exc:
         return None, [_syntax_problem(exc)]
-    except (ValueError, RecursionError, MemoryError) as exc:
+    except (RecursionError, MemoryError):
+        return None, [CompileProblem("syntax", _TOO_DEEP, None, None)]
+    except ValueError as exc:  # a NUL byte
         return None, [CompileProblem("syntax", f"{type(exc).__name__}: {exc}", None, None)]
 
     body = tree.body
@@ -1043,7 +1051,7 @@ def compile_snippet(
         policy.direct, policy.iterating = call_sites(tree)
         policy.visit(tree)
     except RecursionError:
-        return None, [CompileProblem("syntax", "the snippet is nested too deeply", None, None)]
+        return None, [CompileProblem("syntax", _TOO_DEEP, None, None)]
     if errors:
         return None, [_policy_problem(e) for e in dict.fromkeys(errors)]
 
@@ -1075,5 +1083,7 @@ def compile_snippet(
         return _module_qualnames(compiled), []
     except SyntaxError as exc:
         return None, [_syntax_problem(exc)]
-    except (ValueError, RecursionError, MemoryError) as exc:
+    except (RecursionError, MemoryError):
+        return None, [CompileProblem("syntax", _TOO_DEEP, None, None)]
+    except ValueError as exc:
         return None, [CompileProblem("syntax", f"{type(exc).__name__}: {exc}", None, None)]

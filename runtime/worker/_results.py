@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, Literal
 
+from contract import MAX_DEPTH, nests_within
 from runtime.worker import _audit, _variables, _wire
 from runtime.worker._channel import CallLimitError
 from runtime.worker._errors import PolicyError, ToolError
@@ -364,6 +365,15 @@ def _checked(result: ResultMessage, limits: WireLimits) -> Encoded:
             "runtime",
             f"the return value cannot leave the sandbox: {type(exc).__name__}: {exc}",
             type_name=type(exc).__name__,
+        )
+        failed = _failed(result, failure)
+        return failed, _wire.encode_json(failed)
+    if not nests_within([sent.get("value"), sent.get("variables")], MAX_DEPTH + 1):
+        failure = error(
+            "runtime",
+            f"the return value nests deeper than {MAX_DEPTH} levels of lists and dicts, past "
+            "what the model and its tools can read; flatten it, or return json.dumps(value)",
+            type_name="ValueError",
         )
         failed = _failed(result, failure)
         return failed, _wire.encode_json(failed)

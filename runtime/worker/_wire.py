@@ -288,11 +288,28 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or exponent, refused where it overflows (``1e400``
+    would be ``inf``, which strict JSON cannot say)."""
+    value = float(text)
+    if value in (_INF, -_INF):
+        raise ValueError(f"the number {text[:40]} is out of range for a float")
+    return value
+
+
+_INF = float("inf")
+
+
 def decode_json(body: bytes | bytearray | memoryview) -> Any:
     """Parse a JSON body from an untrusted peer (strict JSON: no NaN or Infinity); every
     failure becomes WireError."""
     try:
-        return json.loads(bytes(body), object_hook=_json_object_hook, parse_constant=_no_constants)
+        return json.loads(
+            bytes(body),
+            object_hook=_json_object_hook,
+            parse_constant=_no_constants,
+            parse_float=_finite,
+        )
     except (ValueError, RecursionError, MemoryError) as exc:
         raise WireError(f"undecodable JSON frame: {type(exc).__name__}: {exc}"[:300]) from None
 

@@ -75,6 +75,27 @@ def test_missing_file_is_a_usage_error() -> None:
     assert "cannot read snippet file" in done.stderr
 
 
+def test_a_snippet_that_is_not_utf8_or_too_large_is_a_usage_error(tmp_path: Path) -> None:
+    """Standard input is read as UTF-8, as a file is; neither is read past the largest snippet
+    there can be (``/dev/zero`` would never end)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "fabric._cli", "exec", "-"],
+        input=b"return 1 # \xff\n",
+        capture_output=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert done.returncode == 2
+    assert b"the snippet on standard input is not UTF-8 text" in done.stderr
+    huge = tmp_path / "huge.py"
+    huge.write_text("#" * (1024 * 1024 + 1))
+    done_big = fabric("exec", str(huge))
+    assert done_big.returncode == 2
+    said = " ".join(done_big.stderr.split())  # the terminal wraps it
+    assert "is larger than 1048576 bytes, the most a snippet may be" in said
+    assert "Traceback" not in done_big.stderr
+
+
 def test_bad_limit_is_a_usage_error() -> None:
     """An out-of-range limit names the option."""
     done = fabric("exec", "--memory", "1", "-", stdin="return 1")

@@ -195,8 +195,9 @@ async def test_a_bad_block_is_a_tool_error_naming_the_field(workspace: Path) -> 
 
 async def test_a_block_with_deep_meta_or_a_long_uri_is_a_tool_error(workspace: Path) -> None:
     """Refused before the reply is made: a _meta nested 300 deep used to fail the reply
-    ("Internal server error"), a 5 MB uri to be sent twice while the result counted 2 bytes."""
-    deep = "m = {}\nfor _ in range(300):\n    m = {'a': m}\n"
+    ("Internal server error"; past 100 levels no value crosses at all now), a 5 MB uri to be
+    sent twice while the result counted 2 bytes."""
+    deep = "m = {}\nfor _ in range(60):\n    m = {'a': m}\n"
     deep += "return [{'type': 'text', 'text': 'x', '_meta': m}]"
     long_uri = "return [{'type': 'resource', 'resource': {'uri': 'u' * 5_000_000, 'text': 'hi'}}]"
     async with Client(stdio(workspace)) as client:

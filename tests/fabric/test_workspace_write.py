@@ -204,6 +204,21 @@ async def test_edit_refusals(
     assert (root / ".fabric" / "config.json").read_text() == "{}"
 
 
+async def test_an_edit_that_would_grow_past_the_limit_is_refused_before_it_is_made(
+    tools: ProviderRegistry, root: Path
+) -> None:
+    """100 replacements of one byte by 10 MB would make a 1 GB file: refused from the sizes
+    alone, before any of that text is built, and the file is left as it was."""
+    (root / "amp.txt").write_text("a" * 100)
+    with pytest.raises(ProviderCallError) as info:
+        await tools.call(
+            "tools", "edit", {"path": "amp.txt", "old": "a", "new": "x" * 10_000_000, "count": 100}
+        )
+    assert info.value.code == "too_large"
+    assert "would make 'amp.txt' 1000000000 bytes" in info.value.message
+    assert (root / "amp.txt").read_text() == "a" * 100
+
+
 async def test_the_diff_of_a_large_file_shows_the_file_line_numbers(
     tools: ProviderRegistry, root: Path
 ) -> None:

@@ -8,15 +8,16 @@ import asyncio
 import json
 import keyword
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contract import NAMESPACES
-from runtime import ExecResult, Limits, NoProviders
-from runtime._execution import execute
+from runtime import ExecResult, Limits, NoProviders, ProviderCallError, _execution
+from runtime._execution import ProviderHost, execute
 from runtime._pool import Worker
 from runtime.worker import _wire
 from runtime.worker._variables import size_of
@@ -36,6 +37,7 @@ async def run_against(
     act: Callable[[socket.socket], Awaitable[None]],
     limits: Limits | None = None,
     persist: int | None = None,
+    providers: ProviderHost | None = None,
 ) -> tuple[ExecResult, list[int]]:
     """Run one execution whose worker is ``act``; returns the result and the kills.
     ``persist`` asks the worker to hand its variables back within that many bytes."""
@@ -61,7 +63,11 @@ async def run_against(
     actor = asyncio.ensure_future(behave())
     try:
         done = await execute(
-            worker, "return 1", NoProviders(), limits or Limits(timeout_s=5), persist=persist
+            worker,
+            "return 1",
+            providers or NoProviders(),
+            limits or Limits(timeout_s=5),
+            persist=persist,
         )
     finally:
         actor.cancel()
@@ -283,3 +289,115 @@ async def test_any_variables_a_worker_sends_are_kept_whole_or_refused(
         assert done.ok and done.variables == variables and kills == []
     else:
         assert done.error is not None and done.error.kind == "protocol" and kills == [7]
+
+
+def call(call_id: int, name: str = "read", **kwargs: Any) -> bytes:
+    message = {"op": "call", "id": call_id, "ns": "tools", "name": name, "kwargs": kwargs}
+    return frame(json.dumps(message).encode())
+
+
+class Counting(NoProviders):
+    """Answers every ``tools.*`` call with ``answer`` and counts the calls it was asked; any
+    lookup of a name longer than the protocol's limit is a failure of the test."""
+
+    def __init__(self, answer: Any = "ok") -> None:
+        self.answer, self.asked = answer, 0
+
+    def parameters(self, namespace: str, name: str) -> Sequence[str]:
+        assert len(name) <= _execution.MAX_NAME_CHARS, "a long name was looked up"
+        return ()
+
+    async def call(
+        self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
+    ) -> Any:
+        assert len(name) <= _execution.MAX_NAME_CHARS, "a long name was looked up"
+        self.asked += 1
+        return self.answer
+
+
+async def test_a_call_with_a_very_long_name_is_answered_without_a_lookup() -> None:
+    """A 5 MB provider name (``getattr(mcp.time, "x" * 5_000_000)``) would have the host
+    compare it with every name it knows, for seconds, on its event loop: it is answered
+    ``unknown_tool`` at once, its name cut in the message."""
+    providers = Counting()
+    got: list[bytes] = []
+
+    async def act(sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.sock_sendall(sock, call(1, "x" * 5_000_000, path="a"))
+        got.append(await loop.sock_recv(sock, 1 << 16))
+        await loop.sock_sendall(sock, result(value=1))
+
+    done, _ = await run_against(act, providers=providers)
+    assert done.ok, done.text
+    reply = _wire.decode(got[0][4], got[0][_wire.HEADER.size :], trust_marshal=True)
+    assert reply["error"]["code"] == "unknown_tool"
+    assert "names are at most 256 characters" in reply["error"]["message"]
+    assert len(reply["error"]["message"]) < 300 and providers.asked == 0
+
+
+async def test_calls_waiting_with_too_many_argument_bytes_stop_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each waiting call holds its decoded arguments: past the budget of argument bytes in
+    flight, the worker is stopped (a compromised one sent 200 frames of 32 MB)."""
+    monkeypatch.setattr(_execution, "MAX_PENDING_BYTES", 10_000)
+    frames = [call(n, path="p" * 4_000) for n in range(1, 4)]
+    done, kills = await run_against(sends(*frames), Limits(timeout_s=5, max_concurrent_calls=1))
+    assert done.error is not None and done.error.kind == "protocol", done.text
+    assert "hold more than 10000 bytes of arguments" in done.error.message
+    assert kills == [7]
+
+
+async def test_a_worker_that_never_reads_its_answers_gets_no_more_of_them_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Answers the worker has not read are held by the host: once they pass the budget, no
+    further call is started until the worker reads (one that never does held gigabytes of
+    answers in the host before). Twenty calls, each answered with 4 MB: one is made."""
+    monkeypatch.setattr(_execution, "MAX_HELD_BYTES", 1_000_000)
+    providers = Counting("a" * 4_000_000)
+    frames = [call(n, path="a") for n in range(1, 21)]
+    done, _ = await run_against(sends(*frames), Limits(timeout_s=1), providers=providers)
+    assert done.error is not None and done.error.kind == "timeout", done.text
+    assert providers.asked == 1
+
+
+async def test_a_frame_nested_past_what_crosses_is_a_protocol_error() -> None:
+    """The worker refuses values deeper than 100 levels itself; one that sends one anyway
+    (a compromised worker) is stopped before the value reaches a serializer."""
+    done, kills = await run_against(
+        sends(
+            frame(
+                b'{"op": "result", "ok": true, "timings": {}, '
+                b'"logs": "", "value": ' + b"[" * 200 + b"]" * 200 + b"}"
+            )
+        )
+    )
+    assert done.error is not None and done.error.kind == "protocol", done.text
+    assert "a frame nests deeper than 100 levels" in done.error.message and kills == [7]
+
+
+class Echoing(NoProviders):
+    """Fails every call with an error that echoes its (huge) argument, as a path error does."""
+
+    async def call(
+        self, namespace: str, name: str, arguments: dict[str, Any], positional: Sequence[Any] = ()
+    ) -> Any:
+        raise ProviderCallError(f"no such file: {arguments['path']}", code="not_found")
+
+
+async def test_a_provider_error_echoing_a_huge_argument_reaches_the_snippet_cut() -> None:
+    got: list[bytes] = []
+
+    async def act(sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.sock_sendall(sock, call(1, path="p" * 1_000_000))
+        got.append(await loop.sock_recv(sock, 1 << 16))
+        await loop.sock_sendall(sock, result(value=1))
+
+    done, _ = await run_against(act, providers=Echoing())
+    assert done.ok, done.text
+    reply = _wire.decode(got[0][4], got[0][_wire.HEADER.size :], trust_marshal=True)
+    message = reply["error"]["message"]
+    assert len(message) < 4200 and message.endswith(f"... ({1_000_014 - 4096} more characters)")

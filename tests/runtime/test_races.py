@@ -107,13 +107,21 @@ FRAGMENTS = [
     "'\\udc80'",
     "0" * 30 + "1",
     "((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))",
+    'return b"\u00e9"',  # a bytes literal with a non-ASCII character
+    "x = '\ud800'",  # a lone surrogate in the source text itself
+    "'\\N{no such name}'",
+    "return x" + "[0]" * 3000,  # deep enough to crash a native parser
+    "return " + "-" * 5000 + "1",
+    "return " + "1 if x else " * 3000 + "2",
+    "return x" + ".a" * 8000,
+    "[" * 300,
 ]
 
 
 @st.composite
 def programs(draw: st.DrawFn) -> str:
     lines = draw(st.lists(st.sampled_from(FRAGMENTS), max_size=6))
-    noise = draw(st.text(max_size=20))
+    noise = draw(st.text(st.characters(blacklist_categories=()), max_size=20))
     at = draw(st.integers(0, len(lines)))
     lines.insert(at, noise)
     indent = draw(st.sampled_from(["", " ", "    "]))

@@ -230,3 +230,20 @@ async def test_print_takes_a_str_subclass_as_its_text(fab: Fabric) -> None:
     result = await fab.exec(code)
     assert result.ok, result.text
     assert result.logs == "a-b!a-b!a-b!t\n"
+
+
+async def test_a_value_nested_past_what_crosses_is_a_clean_error(fab: Fabric) -> None:
+    """A result or a call's arguments nested deeper than 100 levels of lists and dicts would
+    break the serializers and MCP clients after it: refused where it would cross, saying so;
+    100 levels cross."""
+    deep = "x = 1\nfor i in range({n}):\n    x = [x]\n"
+    refused = await fab.exec(deep.format(n=101) + "return x")
+    assert refused.error is not None and refused.error.type == "ValueError"
+    assert "nests deeper than 100 levels of lists and dicts" in refused.error.message
+    passed = await fab.exec(deep.format(n=100) + "return x")
+    assert passed.ok, passed.text
+    call = await fab.exec(
+        deep.format(n=101) + "try:\n    await ctx.offload(x)\nexcept ToolError as e:\n"
+        "    return [e.code, str(e)]"
+    )
+    assert call.value[0] == "bad_args" and "nest deeper than 100 levels" in call.value[1]

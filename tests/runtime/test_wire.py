@@ -47,6 +47,15 @@ def test_json_frames_have_no_nan_or_infinity(number: float) -> None:
         )
 
 
+@pytest.mark.parametrize("text", ["1e400", "-1e400", "1.5e309"])
+def test_a_json_number_past_a_float_is_a_wire_error(text: str) -> None:
+    """A number spelled finite that overflows to infinity is refused like ``Infinity``: a
+    worker cannot slip a non-finite float past strict JSON; large finite ones pass."""
+    with pytest.raises(WireError, match="out of range for a float"):
+        wire.decode_json(b'{"v": %s}' % text.encode())
+    assert wire.decode_json(b'{"v": [1e300, -2.5e-300]}') == {"v": [1e300, -2.5e-300]}
+
+
 @given(plain)
 def test_marshal_frames_round_trip(value: object) -> None:
     """The host -> worker codec carries the same data."""

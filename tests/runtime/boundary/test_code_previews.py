@@ -112,6 +112,16 @@ def test_a_syntax_error_falls_back_to_line_heuristics_and_says_so() -> None:
         assert entry.line in truth and entry.end == truth[entry.line].end, entry
 
 
+def test_an_f_string_of_too_many_fields_is_outlined_by_its_lines_without_parsing() -> None:
+    """CPython 3.11 parses an f-string in time quadratic in its fields (80,000 took 14 s,
+    holding the host's GIL and parser): such a file is outlined by its definition lines,
+    saying why, at once."""
+    code = 'def a():\n    pass\nx = f"' + "{a}" * 80_000 + '"\ndef b():\n    pass\n'
+    text = preview(code, 4096, "text", name="gen.py").text
+    assert "not parsed: ValueError: an f-string holds 80000 replacement fields" in text
+    assert [entry.what.split("(")[0] for entry in entries(text)] == ["def a", "def b"]
+
+
 def test_a_file_past_the_parsed_prefix_is_outlined_to_its_end() -> None:
     """More than 256 KB: the start by ast, the rest by its lines, both said."""
     w = engine_module(methods=700, body=12)

@@ -272,6 +272,23 @@ def test_json_nested_past_the_decoder_is_refused_with_the_modes_that_fit(store: 
     assert caught.value.code == "json_path_too_costly" and 'query="..."' in caught.value.message
 
 
+def test_a_value_nested_deeper_than_a_read_hands_back_is_refused_naming_its_path(
+    store: Store,
+) -> None:
+    """150 levels decode, but not every serializer or MCP client on the way reads them: the
+    read says so, and a value nearer its leaves still reads."""
+    doc: object = 1
+    for _ in range(150):
+        doc = {"k": doc}
+    source = stored(store, json.dumps(doc), "json")
+    with pytest.raises(ReadError) as caught:
+        read(source, budget=4096, json_path="$")
+    assert caught.value.code == "json_path_too_costly"
+    assert "the value at $ nests deeper than 100 levels" in caught.value.message
+    near = read(source, budget=4096, json_path="$" + "['k']" * 60)
+    assert near.total_values == 1
+
+
 @pytest.mark.parametrize("needle", ["ERROR", "aa", "abab", "request 3"])
 def test_counts_equal_one_left_to_right_pass_on_large_payloads(store: Store, needle: str) -> None:
     """Past the first windows the count runs piece by piece; it must still equal str.count,
