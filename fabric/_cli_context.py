@@ -16,6 +16,7 @@ from rich.table import Table
 from fabric._cli_common import fail, report, subcommand
 from fabric._config import SETTINGS, ConfigFile, capped
 from fabric._events import Events
+from fabric._session import existing_workspace
 from runtime import Isolation, Sandbox
 from store import Facts, Store, StoreError
 
@@ -90,7 +91,7 @@ def _layers(isolation: Isolation) -> list[dict[str, Any]]:
 
 
 def _settings(args: argparse.Namespace) -> int:
-    config_file = ConfigFile(Path(args.workspace))
+    config_file = ConfigFile(existing_workspace(args.workspace))
     loaded = capped(config_file.current())
     values = loaded.config.flat()
     layers = _layers(loaded.config.isolation)

@@ -291,6 +291,8 @@ def _clamp(setting: Setting, value: Any) -> tuple[Any, str | None]:
         return value, None
     if setting.model.model_fields[setting.name].annotation is int and not isinstance(value, int):
         return value, None  # 1.5 for a whole number: refused as it is, not clamped first
+    if value != value or value in (float("inf"), float("-inf")):
+        return value, None  # NaN or infinity: refused as it is (no bound is nearer)
     low, high = setting.bounds()
     if (low is None or value >= low) and (high is None or value <= high):
         return value, None

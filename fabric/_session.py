@@ -42,6 +42,14 @@ from store import AccessScope, Facts, Store
 _log = logging.getLogger("fabric")
 
 
+def existing_workspace(workspace: str | os.PathLike[str]) -> Path:
+    """``workspace`` as a path, or ConfigError where it is not a folder."""
+    root = Path(workspace)
+    if not root.is_dir():
+        raise ConfigError(f"workspace {str(root)!r} is not a directory; pass an existing folder")
+    return root
+
+
 class Fabric:
     """Runs snippets against a workspace, with providers served by the host.
 
@@ -72,11 +80,7 @@ class Fabric:
         persist_variables: bool | None = None,
         memory_scope: AccessScope | Mapping[str, Any] | None = None,
     ) -> None:
-        root = Path(workspace)
-        if not root.is_dir():
-            raise ConfigError(
-                f"workspace {str(root)!r} is not a directory; pass an existing folder"
-            )
+        root = existing_workspace(workspace)
         if isolation is not None and isolation not in ISOLATIONS:
             raise ConfigError(
                 f"isolation must be one of {', '.join(ISOLATIONS)}, not {isolation!r}"

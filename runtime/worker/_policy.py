@@ -1005,8 +1005,8 @@ def _policy_problem(text: str) -> CompileProblem:
 
 
 _TOO_DEEP = (
-    "the snippet is nested too deeply for Python to compile it (an expression thousands of "
-    "levels deep): name intermediate values"
+    "the snippet is nested too deeply to compile (an expression hundreds of levels deep): "
+    "name intermediate values"
 )
 
 
@@ -1032,8 +1032,11 @@ def compile_snippet(
         body[-1] = ast.copy_location(ast.Return(value=body[-1].value), body[-1])
 
     finder = _YieldFinder()
-    for stmt in body:
-        finder.visit(stmt)
+    try:
+        for stmt in body:
+            finder.visit(stmt)
+    except RecursionError:
+        return None, [CompileProblem("syntax", _TOO_DEEP, None, None)]
     if finder.found is not None:
         line = getattr(finder.found, "lineno", None)
         return None, [CompileProblem("syntax", "'yield' outside function", line, None)]

@@ -121,6 +121,16 @@ def test_doctor_exits_one_when_something_is_not_contained(tmp_path: Path) -> Non
     assert "not contained:" in done.stdout and "read_outside" in done.stdout
 
 
+def test_every_command_refuses_a_workspace_that_is_not_a_folder(tmp_path: Path) -> None:
+    """``settings`` too (it printed defaults for a folder that does not exist)."""
+    missing = str(tmp_path / "nowhere")
+    for args in (("settings", "--workspace", missing), ("status", "--workspace", missing)):
+        done = fabric(*args)
+        assert done.returncode == 2, (args, done.stdout)
+        said = " ".join(done.stderr.split())
+        assert f"workspace {missing!r} is not a directory; pass an existing folder" in said
+
+
 def test_settings_lists_the_isolation_layers(tmp_path: Path) -> None:
     """`fabric settings --json` includes each layer and whether it is active."""
     done = fabric("settings", "--json", "--workspace", str(tmp_path))

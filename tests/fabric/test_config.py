@@ -386,6 +386,7 @@ async def test_the_files_threshold_wins_over_the_policy_and_arguments_over_both(
             {"quantitativePolicy": {"maxBytes": -1}},
             "quantitativePolicy.maxBytes must be at least 0, not -1; using the default",
         ),
+        ({"timeoutS": float("nan")}, "timeoutS must be at most 3600.0, not nan; using the default"),
     ],
 )
 def test_a_bad_value_is_warned_in_the_files_own_terms(raw: dict[str, Any], warning: str) -> None:
