@@ -127,6 +127,15 @@ def _one(error: Any, names: Mapping[str, str], known: Sequence[str]) -> str:
         return f"{name} must be an object, not {got}"
     if kind == "int_from_float":
         return f"{name} must be a whole number, not {got}"
+    if kind == "string_too_long":
+        given = error.get("input")
+        size = f"{len(given)} characters" if isinstance(given, str) else "too long"
+        return f"{name} is {size}, more than the {ctx.get('max_length')} it takes"
+    if kind == "too_long":
+        return (
+            f"{name} holds {ctx.get('actual_length')} items, more than the "
+            f"{ctx.get('max_length')} it takes"
+        )
     for prefix, words in _KINDS.items():
         if kind.startswith(f"{prefix}_"):
             return f"{name} must be {words}{_within(error)}, not {got}"
@@ -143,8 +152,6 @@ def _one(error: Any, names: Mapping[str, str], known: Sequence[str]) -> str:
         return f"{name} must be one of {ctx.get('expected')}, not {got}"
     if kind in ("string_too_short", "too_short"):
         return f"{name} is too short ({error.get('msg')}), not {got}"
-    if kind in ("string_too_long", "too_long"):
-        return f"{name} is too long ({error.get('msg')})"
     said = str(error.get("msg", "is invalid"))
     if said.startswith("Input should be "):
         return f"{name} must be {said.removeprefix('Input should be ')}, not {got}"

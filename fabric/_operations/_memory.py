@@ -42,13 +42,19 @@ _MINI_ONLY: frozenset[Surface] = frozenset(("snippet",))
 memory_operation = functools.partial(operation, namespace="memory", surfaces=_HERE)
 _PAGE = "the page's key"
 _LIMIT = 1000
+_TEXT = 1024 * 1024
+"""The most characters of one context element, entry value or selecting text: memory holds
+what a model reads, not data (keep data in files or the store)."""
+_ITEMS = 10_000
+"""The most context elements or entries one call writes."""
+_Element = Annotated[str, Field(max_length=_TEXT)]
 
 
 class EntryArgs(Args):
     """A lorebook entry as a snippet writes it."""
 
     key: str = Field(pattern=r"\S", max_length=1024, description="the entry's name")
-    value: str = Field("", description="what it says; facts are its lines")
+    value: str = Field("", max_length=_TEXT, description="what it says; facts are its lines")
     weight: int = Field(0, description="heavier entries are selected first")
     alias_keys: list[str] = Field(default_factory=list, description="other names")
     linked_keys: list[str] = Field(default_factory=list, description="selected with it")
@@ -107,8 +113,12 @@ def get(session: Fabric, args: KeyArgs, surface: Surface) -> Reply:
 
 class PutArgs(Args):
     key: str = Field(description=_PAGE)
-    context: list[str] = Field(default_factory=list, description="context elements, in order")
-    entries: list[EntryArgs] = Field(default_factory=list, description="lorebook entries")
+    context: list[_Element] = Field(
+        default_factory=list, max_length=_ITEMS, description="context elements, in order"
+    )
+    entries: list[EntryArgs] = Field(
+        default_factory=list, max_length=_ITEMS, description="lorebook entries"
+    )
     mode: Literal["MEMORY_AND_DISK", "DISK_ONLY", "MEMORY_ONLY"] = Field(
         "MEMORY_AND_DISK", description="MEMORY_ONLY lives in this session only"
     )
@@ -130,8 +140,12 @@ def put(session: Fabric, args: PutArgs, surface: Surface) -> Reply:
 
 class UpdateArgs(Args):
     key: str = Field(description=_PAGE)
-    entries: list[EntryArgs] = Field(default_factory=list, description="entries to merge in")
-    context: list[str] = Field(default_factory=list, description="elements to append")
+    entries: list[EntryArgs] = Field(
+        default_factory=list, max_length=_ITEMS, description="entries to merge in"
+    )
+    context: list[_Element] = Field(
+        default_factory=list, max_length=_ITEMS, description="elements to append"
+    )
 
 
 @memory_operation(
@@ -207,7 +221,7 @@ def keys(session: Fabric, args: NoArgs, surface: Surface) -> Reply:
 
 
 class SelectArgs(Args):
-    text: str = Field(description="the text whose words trigger entries")
+    text: str = Field(max_length=_TEXT, description="the text whose words trigger entries")
     max_tokens: int = Field(_LIMIT, ge=0, le=MAX_TOKENS, description="the selection's budget")
     truncation: Literal["TOP", "BOTTOM", "MIDDLE"] = Field(
         "BOTTOM", description="which entries give way: BOTTOM keeps the heaviest"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
+import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args, get_type_hints
@@ -83,12 +84,10 @@ class Provider:
         if self.args_model is not None:
             parts = []
             for field_name, field in self.args_model.model_fields.items():
-                kind = field.annotation
-                annotation = kind.__name__ if isinstance(kind, type) else str(kind)
-                annotation = annotation.replace("typing.", "").replace("NoneType", "None")
-                part = f"{field_name}: {annotation}"
+                part = f"{field_name}: {_type_shown(field.annotation)}"
                 if not field.is_required():
-                    part += f" = {field.default!r}"
+                    made = field.get_default(call_default_factory=True, validated_data={})
+                    part += f" = {made!r}"
                 parts.append(part)
             return f"{self.qualified}({', '.join(parts)})"
         return schema_signature(self.qualified, self.schema)
@@ -147,6 +146,18 @@ class Provider:
     def _explain(self, exc: ValidationError) -> str:
         problems = describe(exc, known=self.parameters())
         return f"{self.qualified}: {problems}; call it as {self.signature()}"
+
+
+def _type_shown(kind: Any) -> str:
+    """``list[str]`` as a model writes a call, without ``Annotated``'s constraints."""
+    if typing.get_origin(kind) is typing.Annotated:
+        return _type_shown(typing.get_args(kind)[0])
+    if isinstance(kind, type) and not typing.get_args(kind):
+        return kind.__name__
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin is not None and args and isinstance(origin, type):
+        return f"{origin.__name__}[{', '.join(_type_shown(a) for a in args)}]"
+    return str(kind).replace("typing.", "").replace("NoneType", "None")
 
 
 _VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}

@@ -140,6 +140,30 @@ async def test_get_returns_the_page_as_plain_data(tmp_path: Path) -> None:
         assert missing == "not_found"
 
 
+async def test_memory_holds_what_a_model_reads_not_data(tmp_path: Path) -> None:
+    """A context element, an entry's value or a selecting text past 1 MiB of characters, and
+    more than 10,000 elements in one call, are refused naming the field (60 pages of 15 MB
+    each once held the host at a gigabyte and more); the call is shown without pydantic's
+    jargon."""
+    async with Fabric(tmp_path, spares=0) as fab:
+        done = await fab.exec(
+            "out = []\nfor call in (lambda: memory.put('p', context=['n' * 2_000_000]),\n"
+            "             lambda: memory.put('p', context=['x'] * 10_001),\n"
+            "             lambda: memory.select('w ' * 600_000)):\n"
+            "    try:\n        await call()\n    except ToolError as e:\n"
+            "        out.append([e.code, str(e)])\nreturn out"
+        )
+        assert done.ok, done.text
+        (big, many, text) = done.value
+        assert big[0] == "bad_arguments"
+        assert "context.0 is 2000000 characters, more than the 1048576 it takes" in big[1]
+        assert (
+            "memory.put(key: str, context: list[str] = [], entries: list[EntryArgs] = []" in big[1]
+        )
+        assert "context holds 10001 items, more than the 10000 it takes" in many[1]
+        assert "text is 1200000 characters, more than the 1048576 it takes" in text[1]
+
+
 @pytest.mark.parametrize("source", ["api", "config"])
 async def test_each_operation_is_granted_by_the_scope(tmp_path: Path, source: str) -> None:
     enroll(tmp_path)
