@@ -56,6 +56,7 @@ from runtime.worker._values import (
     is_writable_record,
     record_view,
     vetted_metaclass,
+    wrapped,
 )
 
 # Driving a coroutine by hand would surface the futures it waits on.
@@ -184,10 +185,13 @@ class SnippetClasses:
         return type(call) is types.FunctionType and self.owns(call)
 
 
-FINAL_CLASSES: set[type] = {super}
-"""The sandbox's classes a snippet's class may not derive from (see :func:`final_class`), and
-``super``: a subclass's ``super().__init__(...)`` runs CPython's again on a ``super`` in use,
-which frees the object it lends a descriptor while the descriptor runs."""
+FINAL_CLASSES: set[type] = {super, staticmethod, classmethod, types.GenericAlias}
+"""The sandbox's classes a snippet's class may not derive from (see :func:`final_class`), and:
+``super`` (a subclass's ``super().__init__(...)`` runs CPython's again on a ``super`` in use,
+which frees the object it lends a descriptor while the descriptor runs); ``staticmethod``
+and ``classmethod`` (a subclass answered ``__func__`` with a snippet function while CPython
+called the callable it held: ``type``, natively, for an operator); ``types.GenericAlias``
+(its instances forward every attribute read to their origin, any object)."""
 
 
 def final_class(cls: type) -> type:
@@ -362,8 +366,9 @@ _MRO: Callable[[type], tuple[type, ...]] = vars(type)["__mro__"].__get__
 
 def snippet_new(value: Any) -> bool:
     """``value`` is a snippet class's ``__new__`` (as the class holds it, checked)."""
-    if isinstance(value, staticmethod | classmethod):
-        value = value.__func__
+    inner = wrapped(value)
+    if inner is not None:
+        value = inner
     return type(value) is types.FunctionType and value in _CHECKED_NEW
 
 
@@ -392,7 +397,7 @@ def _checked_new(new: Any) -> Any:
                 "writes its fields into what __new__ returns)"
             )
         if _RUNNING and _RUNNING[-1].owns_instance(made):
-            if _native_base(kind) is _native_base(cls):
+            if _native_base(kind) is _native_base(cls) and not _outside_python_base(cls):
                 return made
             raise TypeError(
                 f"{new.__qualname__}() returned a {kind.__name__}, not a {cls.__name__}: a "
@@ -409,6 +414,14 @@ def _checked_new(new: Any) -> Any:
 
 
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
+
+
+def _outside_python_base(cls: type) -> type | None:
+    """A class from outside, written in Python, that ``cls`` derives from (``ExitStack``):
+    its code writes its own state into what ``type(self)()`` makes (``pop_all``), so a
+    ``__new__`` of such a class returns an instance of the class itself."""
+    defined = _RUNNING[-1].defined if _RUNNING else (lambda k: False)
+    return next((k for k in _MRO(cls)[1:] if k.__flags__ & _HEAPTYPE and not defined(k)), None)
 
 
 def _native_base(cls: type) -> type:
@@ -519,12 +532,13 @@ def _checking_hook(key: str, value: Any) -> Any:
         return value
     if type(value) is types.FunctionType:
         return value if value in _CHECKED_NEW else wrap(value)
-    if isinstance(value, staticmethod | classmethod) and type(value.__func__) is types.FunctionType:
-        if value.__func__ in _CHECKED_NEW:
+    inner = wrapped(value)
+    if type(inner) is types.FunctionType:
+        if inner in _CHECKED_NEW:
             return value
         if key in _OWNER_HOOKS:
             wrap = functools.partial(_owner_checked, key=key, static=type(value) is staticmethod)
-        return type(value)(wrap(value.__func__))
+        return type(value)(wrap(inner))
     return value
 
 
@@ -547,8 +561,8 @@ def check_class_value(name: str, key: str, value: Any) -> Any:
         return value
     if value is None or _snippet_function(value):
         return _checking_hook(key, value)
-    if isinstance(value, classmethod | staticmethod):
-        inner = value.__func__
+    inner = wrapped(value)  # an exact staticmethod or classmethod: a subclass is final anyway
+    if inner is not None:
         if _snippet_function(inner):
             return _checking_hook(key, value)
     elif not callable(value) and not hasattr(type(value), "__get__"):
@@ -878,12 +892,13 @@ def _sunder(name: str) -> bool:
 
 def _check_shadowing(obj: Any, name: str, defined: Callable[[type], bool]) -> None:
     """``obj.name = value`` on an object whose class derives from one from outside: the name
-    must not hide, in the object's own dict, a method or other callable that class's code
-    calls through ``self`` (``ChainMap``'s ``self.__missing__(key)``, ``Counter``'s
-    ``self._keep_positive()``: an object the snippet put there ran natively, its result handed
-    on unchecked); and an enum member's ``_sunder_`` attributes are set once, by enum and the
-    class's own ``__new__`` (``_value_`` swapped afterwards made ``|`` of two flags call
-    anything)."""
+    must not hide, in the object's own dict, anything but a number or a string that class
+    defines: a method its code calls through ``self`` (``ChainMap``'s ``self.__missing__(key)``,
+    ``Counter``'s ``self._keep_positive()``: an object the snippet put there ran natively, its
+    result handed on unchecked) or an object whose methods it calls (``Template``'s
+    ``self.pattern.sub(convert, ...)`` handed its own closure to the snippet's object); and an
+    enum member's ``_sunder_`` attributes are set once, by enum and the class's own
+    ``__new__`` (``_value_`` swapped afterwards made ``|`` of two flags call anything)."""
     kind = type(obj)
     if _sunder(name) and issubclass(kind, enum.Enum) and name in instance_dict(obj):
         raise _deny(
@@ -894,18 +909,18 @@ def _check_shadowing(obj: Any, name: str, defined: Callable[[type], bool]) -> No
         namespace = _NAMESPACE(klass)
         if name not in namespace:
             continue
-        if defined(klass) or klass is object:
+        if klass is object:
             return
+        if defined(klass):
+            continue  # the snippet's own class may hold it; what an outside base holds counts
         held = namespace[name]
-        if hasattr(type(held), "__set__"):
-            return  # a data descriptor: the write goes through it, nothing is hidden
-        if callable(held) or isinstance(held, staticmethod | classmethod):
-            raise _deny(
-                f"writing attribute {name!r} of a {kind.__name__} object",
-                f"it would answer in place of {klass.__name__}.{name}, which the code of "
-                f"{klass.__name__}, a class from outside the snippet, calls",
-            )
-        return
+        if hasattr(type(held), "__set__") or type(held) in _LEAVES:
+            return  # a data descriptor takes the write; a number or a string is only read
+        raise _deny(
+            f"writing attribute {name!r} of a {kind.__name__} object",
+            f"it would answer in place of {klass.__name__}.{name}, which the code of "
+            f"{klass.__name__}, a class from outside the snippet, calls or reads",
+        )
 
 
 _STATE_READERS = ("__getattribute__", "__getattr__")

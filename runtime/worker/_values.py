@@ -524,6 +524,23 @@ def born(kind: type) -> bool:
     return not kind.__flags__ & _HEAPTYPE or _BORN.get(id(kind)) is kind
 
 
+_STATIC_FUNC: Callable[[Any], Any] = vars(staticmethod)["__func__"].__get__
+_CLASS_FUNC: Callable[[Any], Any] = vars(classmethod)["__func__"].__get__
+
+
+def wrapped(value: Any) -> Any:
+    """What ``value``, a ``staticmethod`` or ``classmethod`` (exactly), wraps, read through the
+    type's own member; None for anything else. Never ``value.__func__``: an object's own
+    ``__getattribute__`` could answer that with a snippet function while CPython calls the
+    callable it holds (a subclass's did, and operators ran ``type`` natively)."""
+    kind = type(value)
+    if kind is staticmethod:
+        return _STATIC_FUNC(value)
+    if kind is classmethod:
+        return _CLASS_FUNC(value)
+    return None
+
+
 def instance_dict(obj: Any) -> dict[str, Any]:
     """``obj``'s own ``__dict__`` as CPython keeps it (through the descriptor CPython gives
     the first class of its MRO that has one), never what a class attribute named ``__dict__``

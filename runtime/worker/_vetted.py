@@ -1495,10 +1495,11 @@ ZoneInfo.__module__ = "zoneinfo"
 def _own_target(value: Any) -> bool:
     """``value`` is the snippet's own function or class, or a classmethod, staticmethod or
     property made of its functions."""
-    if isinstance(value, classmethod | staticmethod):
-        return _own_target(value.__func__)
-    if isinstance(value, property):
-        parts = (value.fget, value.fset, value.fdel)
+    inner = _values.wrapped(value)
+    if inner is not None:
+        return _own_target(inner)
+    if type(value) is property:
+        parts = [vars(property)[name].__get__(value) for name in ("fget", "fset", "fdel")]
         return all(part is None or ADOPTION.owns(part) for part in parts)
     return bool(ADOPTION.owns(value))
 
@@ -1537,8 +1538,9 @@ def no_type_check(arg: Any, /) -> Any:
         if id(item) in seen:
             continue
         seen.add(id(item))
-        if isinstance(item, classmethod | staticmethod):
-            item = item.__func__
+        inner = _values.wrapped(item)
+        if inner is not None:
+            item = inner
         if isinstance(item, type):
             pending.extend(v for v in vars(item).values() if _own_target(v))
         if isinstance(item, types.FunctionType | type) and ADOPTION.owns(item):

@@ -1218,18 +1218,46 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "is the class GuardedSlot from outside the snippet",
         ),
-        "a staticmethod subclass called natively by map, its results kept in a list": Refusal(
-            "class S(staticmethod):\n    pass\n"
-            "for lst in map(S(list), [map(S(type), [tools])]):\n    for k in lst:\n"
+        "a staticmethod subclass, whose calls ran type natively (the 26th pass)": Refusal(
+            "class S(staticmethod):\n    pass",
+            "runtime",
+            "type 'builtins.staticmethod' is not an acceptable base type",
+        ),
+        "a staticmethod subclass answering __func__ for a special method (the 30th pass)": Refusal(
+            "def f(*a):\n    return None\nclass SM(classmethod):\n"
+            "    def __getattribute__(self, name):\n        return f\n",
+            "runtime",
+            "type 'builtins.classmethod' is not an acceptable base type",
+        ),
+        "a partial subclass called natively by map, its results kept in a list": Refusal(
+            "import functools\nclass P(functools.partial):\n    pass\n"
+            "for lst in map(P(list), [map(P(type), [tools])]):\n    for k in lst:\n"
             "        pass\nstr(k)",
             "policy",
             "is the class Namespace from outside the snippet",
         ),
-        "a class whose __call__ is a staticmethod's, called by a defaultdict": Refusal(
-            "import collections\nclass S(staticmethod):\n    pass\n"
-            "d = collections.defaultdict(S(lambda: type(tools)))\nd['k']",
+        "a partial subclass called by a defaultdict": Refusal(
+            "import collections, functools\nclass P(functools.partial):\n    pass\n"
+            "d = collections.defaultdict(P(type, tools))\nd['k']",
             "policy",
             "is the class Namespace from outside the snippet",
+        ),
+        "the GenericAlias class, whose instances forward every read (final besides)": Refusal(
+            "class Fwd(type(list[int])):\n    pass",
+            "policy",
+            "the class types.GenericAlias from outside the snippet",
+        ),
+        "a Template's pattern answered by an instance (the 30th pass)": Refusal(
+            "import string\nclass T(string.Template):\n    pass\nt = T('$x')\n"
+            "class H:\n    pass\nt.pattern = H()",
+            "policy",
+            "it would answer in place of Template.pattern",
+        ),
+        "a __new__ of an ExitStack subclass returning another class (the 30th pass)": Refusal(
+            "import contextlib\nclass H:\n    pass\nclass S(contextlib.ExitStack):\n"
+            "    def __new__(cls, *a, **k):\n        return H()\nS()",
+            "runtime",
+            "S.__new__() returned a H, not a S",
         ),
         "a class's own __slotnames__ having copy read any attribute natively": Refusal(
             "import copy\nclass X(set):\n    __slotnames__ = ['__setattr__']\n"
@@ -2136,8 +2164,8 @@ REENTRANT: dict[str, tuple[str, object]] = {
         [5, [5], ["__await__() returned a coroutine", *["Task got bad yield: F"] * 2]],
     ),
     "a staticmethod, classmethod or property made again while what it holds runs": (
-        "import operator\nout = []\nclass SM(staticmethod):\n    def __init__(self, f):\n"
-        "        super().__init__(f)\nclass L(list):\n    __slots__ = ()\nbox = [None]\n"
+        "import operator\nout = []\nSM = staticmethod\nclass L(list):\n    __slots__ = ()\n"
+        "box = [None]\n"
         "class X:\n    def __init__(self, how):\n        self.how = how\n"
         "    def __iter__(self):\n        try:\n            if self.how == 'super':\n"
         "                box[0].__init__(len)\n            elif self.how == 'methodcaller':\n"
