@@ -39,11 +39,13 @@ from runtime.worker._policy import (
     CLASS_HOOKS,
     DENIED_ATTRIBUTES,
     FILENAME,
+    MAX_NAME,
     METACLASS_KEYWORD,
     REFUSED_DUNDERS,
     WRITE_REFUSED,
+    long_name,
 )
-from runtime.worker._repairs import REPAIRED_METHODS, exact_item, subclasses
+from runtime.worker._repairs import REPAIRED_METHODS, exact_item, settled, subclasses
 from runtime.worker._values import (
     ASYNC_STEPS,
     PLAIN,
@@ -136,10 +138,12 @@ class SnippetClasses:
         _RUNNING[:] = [self]
 
     def adopt(self, cls: type) -> type:
-        """Count ``cls`` as the snippet's own (for classes a vetted factory made for it)."""
+        """Count ``cls`` as the snippet's own (for classes a vetted factory made for it), its
+        annotations made and a type version given (see :func:`_repairs.settled`)."""
         if id(cls) not in self._ids:
             self._ids.add(id(cls))
             self._keep.append(cls)
+            settled(cls)
         return cls
 
     def defined(self, cls: type) -> bool:
@@ -1413,6 +1417,8 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             )
         if name in DENIED_ATTRIBUTES or name in REFUSED_DUNDERS:
             raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
+        if len(name) > MAX_NAME:
+            raise _deny(f"attribute {name[:24]!r}...", long_name(name))
         return name
 
     def getattr_(obj: Any, name: str, *default: Any) -> Any:

@@ -1004,6 +1004,36 @@ def _policy_problem(text: str) -> CompileProblem:
     return CompileProblem("policy", message, line, None)
 
 
+MAX_NAME = 100
+"""CPython 3.11's ``MCACHE_MAX_ATTR_SIZE``: a longer name is never cached by a type's method
+cache, so looking it up gives the class no type version, and the specialising interpreter
+then records version 0 in its attribute caches, which match any class just written to
+(gh-89811, fixed in 3.11.8: an attack pass had a dataclass's generated ``__init__`` store a
+slot into a bytearray). No name the worker compiles for a snippet, nor any name a snippet
+hands a facade or ``getattr``, is longer."""
+
+
+def _uncacheable_name(code: CodeType) -> str | None:
+    """A name longer than :data:`MAX_NAME` that ``code`` or a code object in it uses, after
+    private-name mangling (``self.__x`` in class ``C`` is ``_C__x``)."""
+    todo = [code]
+    while todo:
+        each = todo.pop()
+        for name in (*each.co_names, *each.co_varnames, *each.co_cellvars, *each.co_freevars):
+            if len(name) > MAX_NAME:
+                return name
+        todo.extend(c for c in each.co_consts if isinstance(c, CodeType))
+    return None
+
+
+def long_name(name: str) -> str:
+    """Why ``name`` (over :data:`MAX_NAME` characters) is refused."""
+    return (
+        f"the name {name[:24]}... is {len(name)} characters long; names are at most "
+        f"{MAX_NAME} characters (CPython 3.11's attribute caches mishandle longer ones)"
+    )
+
+
 _TOO_DEEP = (
     "the snippet is nested too deeply to compile (an expression hundreds of levels deep): "
     "name intermediate values"
@@ -1083,6 +1113,9 @@ def compile_snippet(
     ast.fix_missing_locations(module)
     try:
         compiled = compile_tree(module, FILENAME)
+        too_long = _uncacheable_name(compiled)
+        if too_long is not None:
+            return None, [CompileProblem("policy", long_name(too_long), None, None)]
         return _module_qualnames(compiled), []
     except SyntaxError as exc:
         return None, [_syntax_problem(exc)]

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import array
 import collections
+import contextlib
 import ctypes
 import functools
 import gc
@@ -50,6 +51,7 @@ LIST_ORDER = "gh-120298"
 _FIXED_IN = (3, 12, 5)
 _RICHCOMPARE = 25 * 8  # offsetof(PyTypeObject, tp_richcompare) on a 64-bit CPython 3.11/3.12
 _NAME, _BASICSIZE, _FLAGS = 3 * 8, 4 * 8, 21 * 8
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by Python code, not defined in C
 _AS_NUMBER, _AS_SEQUENCE, _AS_MAPPING = 12 * 8, 13 * 8, 14 * 8  # tp_as_number... tp_as_mapping
 _MP_ASS_SUBSCRIPT = 2 * 8  # tp_as_mapping->mp_ass_subscript
 _NB_REMAINDER, _SQ_CONTAINS = 3 * 8, 7 * 8  # their nb_remainder and sq_contains
@@ -1401,17 +1403,49 @@ def _type_writes() -> dict[str, Any]:
         name = exact(cls, name, "__setattr__")
         held = own(cls).get(name) if type(name) is str else None  # noqa: F841
         call(cls, name, id(value))  # value is held by this frame
+        versioned(cls)
 
     def __delattr__(cls: Any, name: Any, /) -> None:
         name = exact(cls, name, "__delattr__")
         held = own(cls).get(name) if type(name) is str else None  # noqa: F841
         call(cls, name, None)
+        versioned(cls)
 
     made = {"__setattr__": __setattr__, "__delattr__": __delattr__}
     for name, method in made.items():
         method.__qualname__, method.__module__ = f"type.{name}", "builtins"
         method.__doc__ = vars(type)[name].__doc__ if name in vars(type) else native.__doc__
     return made
+
+
+_LOOKUP = ctypes.pythonapi._PyType_Lookup
+_LOOKUP.argtypes, _LOOKUP.restype = (ctypes.py_object, ctypes.py_object), ctypes.c_void_p
+_VERSIONING_NAME = sys.intern("__fabric_version__")
+
+
+def versioned(cls: type) -> None:
+    """``cls`` and every class made from it given a type version again, right after a write
+    reset theirs: CPython 3.11's specialising interpreter may record version 0 in an
+    attribute cache, which then matches any class whose version was just reset (gh-89811; a
+    non-str key's ``__eq__`` run inside the specialiser's own dict lookup wrote to the class).
+    A method-cache lookup of a short name gives a class its version."""
+    for each in (cls, *subclasses(cls)):
+        _LOOKUP(each, _VERSIONING_NAME)
+
+
+_ANNOTATIONS = vars(type)["__annotations__"]
+
+
+def settled(cls: type) -> type:
+    """``cls`` with its ``__annotations__`` made, and a type version. Reading a class's
+    annotations the first time makes an empty dict and resets the type version of the class
+    and of every class made from it, as a write does (gh-89811's version 0, from a read that a
+    snippet can time); made now, no later read changes the class."""
+    if cls.__flags__ & _HEAPTYPE:
+        with contextlib.suppress(AttributeError, TypeError):
+            _ANNOTATIONS.__get__(cls)
+    versioned(cls)
+    return cls
 
 
 def repair_type_writes() -> None:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from runtime.worker._guards import FINAL_CLASSES
+from runtime.worker._repairs import settled
 
 _IMMUTABLETYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, not in C
@@ -66,11 +67,12 @@ def _handed_out(members: Iterable[Any]) -> set[type]:
 def seal(members: Iterable[Any]) -> list[type]:
     """Seal the sandbox's own classes (every class this process holds that it defined) and
     the classes in ``members`` with their bases; the classes sealed, in no order."""
-    own = {
-        obj
-        for obj in gc.get_objects()
-        if isinstance(obj, type) and obj.__flags__ & _HEAPTYPE and _defined_here(obj)
-    }
+    heap = [
+        obj for obj in gc.get_objects() if issubclass(type(obj), type) and obj.__flags__ & _HEAPTYPE
+    ]
+    for cls in heap:  # every class's annotations made now: a first read resets type versions
+        settled(cls)
+    own = {cls for cls in heap if _defined_here(cls)}
     handed = _handed_out(members)
     FINAL_CLASSES.update(own - handed)  # no class statement derives from the sandbox's own
     made = [cls for cls in own | handed if cls.__flags__ & _HEAPTYPE]

@@ -515,7 +515,7 @@ def note_born() -> None:
     class statement inside the standard library's code), takes its ``__module__`` from
     whichever module's code was running, so that name proves nothing."""
     if not _BORN:
-        made = (obj for obj in gc.get_objects() if isinstance(obj, type))
+        made = (obj for obj in gc.get_objects() if issubclass(type(obj), type))
         _BORN.update({id(cls): cls for cls in made if cls.__flags__ & _HEAPTYPE})
 
 

@@ -54,7 +54,7 @@ from contract import parse
 from runtime.worker import _audit, _guards, _values
 from runtime.worker._errors import PolicyError
 from runtime.worker._exact import exact_copy
-from runtime.worker._policy import DENIED_ATTRIBUTES
+from runtime.worker._policy import DENIED_ATTRIBUTES, MAX_NAME, long_name
 
 
 class Adoption:
@@ -1180,6 +1180,8 @@ def _identifier(name: object, what: str) -> str:
         raise TypeError(f"{what} cannot be special names such as {name!r}")
     if name in DENIED_ATTRIBUTES:  # tb_frame, f_back, gi_frame...
         raise TypeError(f"{what} cannot be the interpreter's internal names such as {name!r}")
+    if len(name) > MAX_NAME:  # dataclasses' generated methods name each field
+        raise TypeError(f"{what}: {long_name(name)}")
     return name
 
 

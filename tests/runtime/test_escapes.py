@@ -1337,6 +1337,21 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "runtime",
             "year 0 is out of range",
         ),
+        "a name past the method cache's 100 characters, in the snippet (gh-89811)": Refusal(
+            "class Box:\n    pass\nb = Box()\nb." + "x" * 110 + " = 1",
+            "policy",
+            "is 110 characters long; names are at most 100 characters",
+        ),
+        "a dataclass field past 100 characters, made at run time (gh-89811)": Refusal(
+            "import dataclasses\nL = 'x' * 110\ndataclasses.make_dataclass('DC', [(L, int)])",
+            "runtime",
+            "is 110 characters long; names are at most 100 characters",
+        ),
+        "getattr of a name past 100 characters (gh-89811)": Refusal(
+            "class C:\n    pass\ngetattr(C(), 'y' * 101, None)",
+            "policy",
+            "is 101 characters long; names are at most 100 characters",
+        ),
         "except* splitting with a group subclass's split (gh-128049)": Refusal(
             "class EG(ExceptionGroup):\n    def split(self, t):\n        return 12345\n"
             "try:\n    raise EG('x', [TypeError(1)])\nexcept* KeyError as e:\n    pass",
@@ -2271,6 +2286,19 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "g = fin()\nnext(g)\nb = Box()\nb.g = g\nC.attr = b\ndel g, b\nC.attr\n"
         "C.attr = 0\ndel C.attr\n[type(x).__name__ for x in seen]",
         ["int"],
+    ),
+    "an attribute cache specialised while a key's __eq__ writes to the class (gh-89811)": (
+        "import dataclasses\narm = [True]\nclass K:\n    def __hash__(self):\n"
+        "        return hash('b')\n    def __eq__(self, other):\n        if arm[0]:\n"
+        "            DC.tick = 1\n            Base.__annotations__\n        return False\n"
+        "class Base:\n    pass\n@dataclasses.dataclass\nclass DC(Base):\n"
+        "    a: int = 0\n    b: int = 0\ndc = DC()\nd = vars(dc)\nd.clear()\nd[K()] = 0\n"
+        "d['a'] = 1\nd['b'] = 2\nfor i in range(200):\n    repr(dc)\narm[0] = False\n"
+        "class S:\n    __slots__ = ('x',)\n    @property\n    def a(self):\n        S.tick = 1\n"
+        "        return 0\nheld = [S() for i in range(1000)]\nout = []\nfor s in held:\n"
+        "    try:\n        out.append(DC.__repr__(s))\n    except AttributeError as e:\n"
+        "        out.append(str(e))\nsorted(set(out))",
+        ["'S' object has no attribute 'b'"],
     ),
     "itertools.accumulate re-entered from its running total's __add__ (gh-154570)": (
         "import itertools\nacc = None\nclass X:\n    armed = True\n"
