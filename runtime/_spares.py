@@ -46,30 +46,33 @@ class SparePolicy:
     def __init__(self, base: int, cap: int = DEFAULT_CAP) -> None:
         self.base = base
         self.cap = max(cap, base)
-        self._arrivals: deque[float] = deque(maxlen=256)
+        self._last: float | None = None
+        self._run = 0
+        self._largest: deque[tuple[float, int]] = deque()
+        """The longest run that ended at each time, each longer than every later one's: a
+        sliding maximum, so ``burst`` costs what has left the window, not every call."""
 
     def arrived(self, now: float) -> None:
         """A call came at ``now``."""
-        self._arrivals.append(now)
+        close = self._last is not None and now - self._last <= CLOSE_S
+        self._run = self._run + 1 if close else 1
+        self._last = now
+        while self._largest and self._largest[-1][1] <= self._run:
+            self._largest.pop()
+        self._largest.append((now, self._run))
 
     def burst(self, now: float) -> int:
-        """The largest number of calls that came close together within the last ``QUIET_S``."""
-        largest = run = 0
-        previous: float | None = None
-        for at in self._arrivals:
-            if now - at > QUIET_S:
-                previous = None
-                continue
-            run = run + 1 if previous is not None and at - previous <= CLOSE_S else 1
-            largest = max(largest, run)
-            previous = at
-        return largest
+        """The largest number of calls that came close together, the last of them within the
+        last ``QUIET_S``."""
+        while self._largest and now - self._largest[0][0] > QUIET_S:
+            self._largest.popleft()
+        return self._largest[0][1] if self._largest else 0
 
     def until_pause(self, now: float) -> float:
         """Seconds until the current burst counts as paused (0 when it already does)."""
-        if not self._arrivals:
+        if self._last is None:
             return 0.0
-        return max(0.0, CLOSE_S - (now - self._arrivals[-1]))
+        return max(0.0, CLOSE_S - (now - self._last))
 
     def plan(self, now: float) -> Plan:
         """``base`` full spares always (an agent's next call gets the best prepared worker),
