@@ -7,7 +7,7 @@ against these tables.
 
 from __future__ import annotations
 
-from contract._depth import MAX_DEPTH, nests_within
+from contract._depth import MAX_DEPTH, json_nests_within
 from contract._docs import markers, readme_block, readme_lists, write_block
 from contract._python import AST_LOCK, compile_tree, literal_eval, parse
 from contract._snippet import BUILTINS, MODULES, NAMESPACES, NEVER, REFUSED_BUILTINS
@@ -21,9 +21,9 @@ __all__ = [
     "NEVER",
     "REFUSED_BUILTINS",
     "compile_tree",
+    "json_nests_within",
     "literal_eval",
     "markers",
-    "nests_within",
     "parse",
     "readme_block",
     "readme_lists",

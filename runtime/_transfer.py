@@ -21,7 +21,7 @@ from typing import Any, Generic, Literal, NotRequired, TypeVar
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
-from contract import MAX_DEPTH, NAMESPACES, nests_within
+from contract import MAX_DEPTH, NAMESPACES, json_nests_within
 from runtime._threads import run_host_work
 from runtime.worker import _variables, _wire
 
@@ -140,13 +140,13 @@ class Budget:
 def _decode(codec: int, body: bytes, budget: Budget | None) -> Any:
     if budget is not None:
         budget.spend(body)
+    deep = codec == _wire.JSON and not json_nests_within(body, MAX_DEPTH + _ENVELOPE)
+    if deep:  # the worker refuses deeper values itself
+        raise ProtocolViolation(f"a frame nests deeper than {MAX_DEPTH} levels of values")
     try:
-        message = _wire.decode(codec, body, trust_marshal=False)
+        return _wire.decode(codec, body, trust_marshal=False)
     except _wire.WireError as exc:
         raise ProtocolViolation(str(exc)) from None
-    if not nests_within(message, MAX_DEPTH + _ENVELOPE):  # the worker refuses deeper itself
-        raise ProtocolViolation(f"a frame nests deeper than {MAX_DEPTH} levels of values")
-    return message
 
 
 _ENVELOPE = 3

@@ -12,7 +12,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import NoReturn
 
-from contract import MAX_DEPTH, nests_within
+from contract import MAX_DEPTH, json_nests_within
 from runtime._errors import ReadError
 from runtime._threads import stop_if_requested
 from runtime.boundary._scan import Items, Members, raw_decode, space
@@ -162,8 +162,8 @@ def evaluate(text: str, steps: list[Step], limit: int) -> tuple[list[tuple[str, 
         for path, position in walk.value(space(text, 0), steps, "$", whole=False):
             total += 1
             if len(found) < limit:
-                value = walk.decode(position)[0]
-                if not nests_within(value):
+                value, end = walk.decode(position)
+                if not json_nests_within(text[position:end]):
                     raise ReadError(
                         "json_path_too_costly",
                         f"the value at {path} nests deeper than {MAX_DEPTH} levels, past what a "

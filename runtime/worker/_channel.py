@@ -13,7 +13,7 @@ import difflib
 import itertools
 from typing import Any, NoReturn
 
-from contract import MAX_DEPTH, nests_within
+from contract import MAX_DEPTH, json_nests_within
 from runtime.worker import _audit, _wire
 from runtime.worker._errors import ToolError
 from runtime.worker._exact import exact
@@ -138,11 +138,10 @@ class Channel:
         self.calls += 1
         call_id = next(self._ids)
         try:  # exact types first: the C encoder must run none of the snippet's code
-            plain_kwargs, plain_args = exact(kwargs), exact(list(args))
-            if not nests_within([plain_kwargs, plain_args], MAX_DEPTH + 2):
-                raise ValueError(f"they nest deeper than {MAX_DEPTH} levels; flatten them")
-            message = _wire.call_message(call_id, namespace, name, plain_kwargs, plain_args)
+            message = _wire.call_message(call_id, namespace, name, exact(kwargs), exact(list(args)))
             frame = _wire.encode_json(message)
+            if not json_nests_within(frame[_wire.HEADER.size :], MAX_DEPTH + 2):  # {kwargs: {k: v}}
+                raise ValueError(f"they nest deeper than {MAX_DEPTH} levels; flatten them")
         except (TypeError, ValueError, RecursionError) as exc:
             raise ToolError(
                 f"{qualified}: arguments must be plain data ({exc})",

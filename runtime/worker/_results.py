@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, Literal
 
-from contract import MAX_DEPTH, nests_within
+from contract import MAX_DEPTH, json_nests_within
 from runtime.worker import _audit, _variables, _wire
 from runtime.worker._channel import CallLimitError
 from runtime.worker._errors import PolicyError, ToolError
@@ -368,7 +368,7 @@ def _checked(result: ResultMessage, limits: WireLimits) -> Encoded:
         )
         failed = _failed(result, failure)
         return failed, _wire.encode_json(failed)
-    if not nests_within([sent.get("value"), sent.get("variables")], MAX_DEPTH + 1):
+    if not json_nests_within(frame[_wire.HEADER.size :], MAX_DEPTH + 1):  # {"value": v}
         failure = error(
             "runtime",
             f"the return value nests deeper than {MAX_DEPTH} levels of lists and dicts, past "
