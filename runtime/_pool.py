@@ -32,13 +32,22 @@ ZYGOTE_GONE = -1
 _STREAM_LIMIT = 16 * 1024 * 1024  # read big frames without flow-control stalls
 
 
-_BOOT = (
-    "import os, sys; sys.path[:0] = sys.argv[1].split(os.pathsep); "
-    "from runtime.worker._zygote import main; main(sys.argv[2:])"
-)
+def boot_line(then: str) -> str:
+    """The ``python -I -S -c`` program that readies an interpreter for the runtime, then runs
+    ``then`` (``sys.argv[1]`` is :func:`boot_path`'s folders). functools' C lru_cache frees a
+    link it still uses when a key's ``__eq__`` empties the cache (gh-94879, open in 3.11):
+    deleted before anything imports functools, functools keeps its pure-Python twin; ``-S``
+    keeps site's ``.pth`` files from importing functools first."""
+    return (
+        "import os, sys; sys.path[:0] = sys.argv[1].split(os.pathsep); "
+        "import _functools; del _functools._lru_cache_wrapper; " + then
+    )
 
 
-def _boot_path() -> str:
+_BOOT = boot_line("from runtime.worker._zygote import main; main(sys.argv[2:])")
+
+
+def boot_path() -> str:
     """Where the zygote finds the runtime and its two dependencies, whatever the host's setup
     (``python -I`` ignores ``PYTHONPATH`` and the current folder)."""
     import RestrictedPython
@@ -127,7 +136,7 @@ class WorkerPool:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [sys.executable, "-I", "-c", _BOOT, _boot_path(), str(child_end.fileno())]
+        argv = [sys.executable, "-I", "-S", "-c", _BOOT, boot_path(), str(child_end.fileno())]
         try:
             self._process = subprocess.Popen(
                 [*argv, self.isolation, ",".join(self.without)],

@@ -149,6 +149,21 @@ _NAMED_TUPLE_PROHIBITED = frozenset(
 _NAMED_TUPLE_SPECIAL = frozenset({"__module__", "__name__", "__annotations__"})
 
 
+def _lru_cache_members() -> frozenset[types.CodeType]:
+    """The code of the functions functools' pure-Python lru_cache gives each cache
+    (``cache_info``, ``cache_clear``, the ``cache_parameters`` lambda)."""
+    found: set[types.CodeType] = set()
+    makers = (functools.lru_cache, functools._lru_cache_wrapper)
+    todo = [maker.__code__ for maker in makers if type(maker) is types.FunctionType]
+    while todo:
+        for const in todo.pop().co_consts:
+            if isinstance(const, types.CodeType):
+                todo.append(const)
+                if const.co_name in ("cache_info", "cache_clear", "<lambda>"):
+                    found.add(const)
+    return frozenset(found)
+
+
 def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
     """Facade members that return new classes or functions, wrapped to register them."""
     import collections
@@ -237,8 +252,16 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
         """typing.overload, of the snippet's own function (it reads the function's code)."""
         return ADOPTION.vet(_marking("typing", typing.overload)(func))
 
+    own_code = _lru_cache_members()
+
     def cached(wrapper: Any) -> Any:
-        ADOPTION.vet(wrapper.cache_parameters)  # a lambda functools makes for each wrapper
+        """A cache functools made, and the functions it gave it: only those (update_wrapper
+        copied the cached function's ``__dict__`` over them, which the snippet may have
+        filled with anything it names ``cache_info``)."""
+        for name in ("cache_info", "cache_clear", "cache_parameters"):
+            member = vars(wrapper).get(name)
+            if type(member) is types.FunctionType and member.__code__ in own_code:
+                ADOPTION.vet(member)
         return ADOPTION.vet(wrapper)
 
     def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:

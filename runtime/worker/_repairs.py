@@ -283,6 +283,16 @@ def repair() -> dict[str, Any]:
         "are told, so a finalizer it runs reads it back from them, freed): type's __setattr__ "
         "and __delattr__ hold it until CPython has invalidated them"
     )
+    check_lru_cache()
+    repaired.append(
+        f"{LRU_EVICTION} (functools' C lru_cache uses the link it evicts after a key's __eq__ "
+        "emptied the cache and freed it): functools caches through its pure-Python wrapper"
+    )
+    repair_property_copy()
+    repaired.append(
+        f"{PROPERTY_COPY} (property.getter, setter and deleter release a None they do not "
+        "own): they never pass None to CPython's"
+    )
     repair_date_ctime()
     repaired.append(
         f"{DATE_CTIME} (a date made from pickle state is not range-checked, and ctime() indexes "
@@ -1512,3 +1522,79 @@ def repair_date_ctime() -> None:
     for cls in (datetime.date, datetime.datetime):
         if type(vars(cls)["ctime"]) is not types.FunctionType:
             _install(cls, {"ctime": _checked_ctime(cls)})
+
+
+# -- functools' C lru_cache ------------------------------------------------------------------
+
+LRU_EVICTION = "gh-94879"
+"""Open in 3.11: the C ``lru_cache`` wrapper, evicting its oldest link when full, runs a key's
+``__eq__`` (the dict delete) while it still uses the link, and an ``__eq__`` that emptied the
+cache freed it: a snippet's keys forge objects from the freed block."""
+
+
+def _c_lru_wrapper(value: object) -> bool:
+    kind = type(value)
+    return kind.__name__ == "_lru_cache_wrapper" and kind.__module__ == "functools"
+
+
+def check_lru_cache() -> None:
+    """Refuse to start where functools caches through its C wrapper. The zygote's boot line
+    deletes ``_functools._lru_cache_wrapper`` before anything imports functools, which then
+    keeps its pure-Python ``_lru_cache_wrapper``; here that is checked, and that no cache was
+    made through the C one before (by a module imported first)."""
+    if type(functools._lru_cache_wrapper) is not types.FunctionType:
+        raise RepairError(
+            f"{LRU_EVICTION}: functools was imported before the zygote removed its C "
+            "lru_cache; start the worker with python -I -S and the runtime's boot line"
+        )
+    made = [value for value in gc.get_objects() if _c_lru_wrapper(value)]
+    if made:
+        raise RepairError(
+            f"{LRU_EVICTION}: {len(made)} caches were made through functools' C lru_cache "
+            "before the zygote removed it"
+        )
+
+
+# -- property.getter(None) -------------------------------------------------------------------
+
+PROPERTY_COPY = "gh-115618"
+"""Fixed in 3.11.9 and 3.12.3: ``property.getter``, ``setter`` and ``deleter`` given ``None``
+release a reference to ``None`` they do not own; repeated, ``None`` is freed (a crash)."""
+
+_ACCESSORS = ("getter", "setter", "deleter")
+_ACCESSED = ("fget", "fset", "fdel")
+
+
+def _copying(name: str, natives: dict[str, Any]) -> Any:
+    """``property.<name>`` that never hands CPython ``None``: ``p.getter(None)`` copies ``p``
+    keeping its ``fget``, as the fixed CPython does, by whichever accessor holds a function
+    to pass (all three ``None``: the copy is made by calling the property's class)."""
+    readers = {held: vars(property)[held].__get__ for held in _ACCESSED}
+    doc_of = vars(property)["__doc__"].__get__
+
+    def copy(self: Any, function: Any, /) -> Any:
+        if not isinstance(self, property):
+            raise TypeError(
+                f"descriptor '{name}' for 'property' objects doesn't apply to a "
+                f"'{type(self).__name__}' object"
+            )
+        if function is not None:
+            return natives[name](self, function)
+        for accessor, held in zip(_ACCESSORS, _ACCESSED, strict=True):
+            current = readers[held](self)
+            if current is not None:  # passing what it holds copies it unchanged
+                return natives[accessor](self, current)
+        return type(self)(None, None, None, doc_of(self))
+
+    copy.__qualname__, copy.__module__ = f"property.{name}", "builtins"
+    copy.__doc__ = natives[name].__doc__
+    return copy
+
+
+def repair_property_copy() -> None:
+    """``property``'s ``getter``, ``setter`` and ``deleter`` never pass ``None`` to CPython's
+    (on every version: the fixed ones behave the same, at the cost of a Python call)."""
+    natives = {name: vars(property)[name] for name in _ACCESSORS}
+    if any(type(native) is types.FunctionType for native in natives.values()):
+        return  # repaired already
+    _install(property, {name: _copying(name, natives) for name in _ACCESSORS})

@@ -2491,6 +2491,27 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "    m = str(e)\njunk = [B() for _ in range(2000)]\nm",
         "'<' not supported between instances of 'A' and 'B'",
     ),
+    "an lru_cache evicting a key whose __eq__ empties the cache (gh-94879)": (
+        "import functools\nclass K:\n    trigger = None\n    def __init__(self, h):\n"
+        "        self.h = h\n    def __hash__(self):\n        return self.h\n"
+        "    def __eq__(self, other):\n        t = K.trigger\n"
+        "        if t and (self is t[0] and other is t[1] or self is t[1] and other is t[0]):\n"
+        "            K.trigger = None\n            f(b); f(c); f(d)\n"
+        "        return self is other\n@functools.lru_cache(maxsize=2)\ndef f(k):\n"
+        "    return k.h\nx, a, b, c, d = K(7), K(7), K(11), K(13), K(13)\n"
+        "f(x); f(a); f(x)\nK.trigger = (x, a)\ntry:\n    f(b)\nexcept KeyError:\n"
+        "    m = 'KeyError'\njunk = [[1 << 40, 0, 0] for _ in range(2000)]\n"
+        "[m, f.cache_info().currsize, f(b)]",
+        ["KeyError", 2, 11],
+    ),
+    "property.getter(None), many times over (gh-115618)": (
+        "def f(self):\n    'doc of f'\n    return 1\ndef s(self, v):\n    pass\n"
+        "g = property().getter\nfor i in range(100_000):\n    g(None)\n"
+        "p, q, e = property(f), property(None, s, None, 'given'), property()\n"
+        "[p.getter(None).fget is f, p.setter(None).fget is f, q.getter(None).fset is s, "
+        "q.getter(None).__doc__, p.deleter(None).__doc__, e.getter(None).fget]",
+        [True, True, True, "given", "doc of f", None],
+    ),
     "a snippet's list subclass, compared through super()": (
         EMPTYING + "class L(list):\n    def __lt__(self, other):\n"
         "        return super().__lt__(other)\nw = L([B()])\ntry:\n    L([A()]) < w\n"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from runtime import DoctorReport, NoProviders, ProviderHost, Sandbox
+from runtime._pool import boot_line, boot_path
 from runtime.worker import PROBES
 
 NO_PROVIDERS: ProviderHost = NoProviders()
@@ -49,10 +50,10 @@ async def test_every_probe_is_denied_with_every_layer_on(tmp_path: Path) -> None
     assert ("gh-120298" in interpreter.detail) is (sys.version_info < (3, 12, 5))
 
 
-_INTERPRETER_PROBE = (
-    "import sys\nfrom runtime.worker import _probes, _repairs\n"
-    "if sys.argv[2] == 'repaired':\n    _repairs.repair()\n"
-    "print(_probes.run(sys.argv[1], None)['denied'])"
+_INTERPRETER_PROBE = boot_line(
+    "\nfrom runtime.worker import _probes, _repairs\n"
+    "if sys.argv[3] == 'repaired':\n    _repairs.repair()\n"
+    "print(_probes.run(sys.argv[2], None)['denied'])"
 )
 
 
@@ -67,14 +68,45 @@ def test_the_interpreter_probes_tell_a_repaired_interpreter_from_one_that_is_not
     emptied it. Each probe sees its bug, without touching freed memory (or by a read of a block
     just freed), in an interpreter as shipped (this test's own child process) and sees it
     repaired once the worker's repairs ran."""
+    state = interpreter.split()[0]
     done = subprocess.run(
-        [sys.executable, "-I", "-c", _INTERPRETER_PROBE, probe, interpreter.split()[0]],
+        [sys.executable, "-I", "-S", "-c", _INTERPRETER_PROBE, boot_path(), probe, state],
         cwd=Path(__file__).parents[2],
         capture_output=True,
         text=True,
         check=True,
     )
     assert done.stdout.strip() == str(interpreter == "repaired")
+
+
+_EARLY_CACHES = {
+    "functools imported first": "import functools\n",
+    "a cache made through the C wrapper first": (
+        "import _functools\nearly = _functools._lru_cache_wrapper(len, 2, False, tuple)\n"
+        "del _functools._lru_cache_wrapper\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("early", _EARLY_CACHES)
+def test_an_interpreter_caching_through_the_c_lru_cache_refuses_to_start(early: str) -> None:
+    """gh-94879 (open in 3.11): the C lru_cache uses the link it evicts after a key's
+    ``__eq__`` emptied the cache and freed it. The zygote's boot line removes it before
+    functools is imported; an interpreter where functools still caches through it, or where
+    a cache was made through it before, fails the repairs instead of running snippets."""
+    program = (
+        "import os, sys\nsys.path[:0] = sys.argv[1].split(os.pathsep)\n"
+        + _EARLY_CACHES[early]
+        + "from runtime.worker import _repairs\ntry:\n    _repairs.repair()\n"
+        "except _repairs.RepairError as e:\n    print(e)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", program, boot_path()],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.startswith("gh-94879: "), done.stdout + done.stderr
 
 
 _SEALING_PROBE = (
@@ -153,8 +185,8 @@ def no_libseccomp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "no-libseccomp"
     fake.mkdir()
     (fake / "pyseccomp.py").write_text('raise RuntimeError("Unable to find libseccomp")\n')
-    real = runtime._pool._boot_path
-    monkeypatch.setattr(runtime._pool, "_boot_path", lambda: f"{fake}{os.pathsep}{real()}")
+    real = runtime._pool.boot_path
+    monkeypatch.setattr(runtime._pool, "boot_path", lambda: f"{fake}{os.pathsep}{real()}")
 
 
 @pytest.mark.usefixtures("no_libseccomp")
@@ -190,8 +222,8 @@ def unloadable_filter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "    def export_bpf(self, file):\n"
         "        file.write(b'\\xff' * 8)\n"
     )
-    real = runtime._pool._boot_path
-    monkeypatch.setattr(runtime._pool, "_boot_path", lambda: f"{fake}{os.pathsep}{real()}")
+    real = runtime._pool.boot_path
+    monkeypatch.setattr(runtime._pool, "boot_path", lambda: f"{fake}{os.pathsep}{real()}")
 
 
 @pytest.mark.usefixtures("unloadable_filter")

@@ -283,7 +283,11 @@ CASES: dict[str, str] = {
         "@functools.lru_cache(maxsize=4)\ndef g(x):\n    return x + 1\n"
         "@functools.lru_cache\ndef h(x):\n    return x\n"
         "[f(2), f(2), f.cache_parameters(), g(1), g.cache_info().misses, h(3), "
-        "h.cache_parameters()]"
+        "h.cache_parameters(), g.cache_clear(), g.cache_info(), h.__wrapped__.__name__]"
+    ),
+    "a cached function's own attributes win over the cache's (update_wrapper)": (
+        "import functools\ndef f(x):\n    return x\nf.cache_info = lambda: 'mine'\n"
+        "g = functools.lru_cache(f)\n[g.cache_info(), g(2), g.cache_parameters()]"
     ),
     "a TypedDict in both forms": (
         "import typing\nTD = typing.TypedDict('TD', {'a': int, 'b': str})\n"
