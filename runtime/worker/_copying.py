@@ -115,6 +115,28 @@ def _called(x: Any, hook: Any, name: str, *args: Any) -> Any:
     return ADOPTION.call(ADOPTION.getattr(x, name), *args)
 
 
+_EXCEPTION_STATE = BaseException.__setstate__
+
+
+def _exception_state(y: BaseException, state: Any) -> None:
+    """``BaseException.__setstate__``: each item set as an attribute. On the snippet's own
+    exception through its ``setattr``; on one from outside (which a snippet may not write)
+    natively, where every name is public or the exception's ``__notes__``."""
+    if state is None:
+        return
+    if type(state) is not dict:
+        raise TypeError("state is not a dictionary")
+    items = list(state.items())
+    if ADOPTION.owns(y):
+        for name, value in items:
+            ADOPTION.setattr(y, name, value)
+        return
+    for name, _ in items:
+        if type(name) is not str or (name.startswith("_") and name != "__notes__"):
+            raise TypeError(f"cannot copy a {type(y).__name__}: its state names {name!r}")
+    _EXCEPTION_STATE(y, dict(items))
+
+
 def _checked(recipe: Any, hook: Any) -> Any:
     """A recipe C code made, its arguments and state checked as a call's result from outside
     is (its constructor is checked where it is called, its items where they are iterated)."""
@@ -316,7 +338,7 @@ class _Copy:
             if setter is not None:
                 ADOPTION.call(setter, y, state)
             else:
-                self.state_set(y, state)
+                self.state_set(y, state, fresh=func is type(x))
         if listitems is not None:
             append = ADOPTION.getattr(y, "append")
             for item in ADOPTION.iter(listitems):
@@ -343,13 +365,23 @@ class _Copy:
             return ADOPTION.result(new(kind, *given, **keywords), new)
         return ADOPTION.call(ADOPTION.admit(func), *args)
 
-    def state_set(self, y: Any, state: Any) -> None:
+    def state_set(self, y: Any, state: Any, fresh: bool = False) -> None:
         """``y.__setstate__(state)`` when its class has one, else a dict written into its
         ``__dict__`` (bypassing ``__setattr__``, as CPython does: a frozen dataclass copies)
         and slots set with ``setattr``, each name first passing the checks of
-        ``y.name = value``."""
+        ``y.name = value``. A ``__setstate__`` changes only the snippet's own objects, or an
+        exception the recipe made ``fresh`` by calling its class: a recipe's constructor can
+        answer any object (``uuid.NAMESPACE_DNS``, shared by the whole worker)."""
         hook = _found(type(y), "__setstate__")[1]
+        if hook is _EXCEPTION_STATE and (fresh or ADOPTION.owns(y)):
+            _exception_state(y, state)
+            return
         if hook is not None:
+            if not ADOPTION.owns(y):
+                raise TypeError(
+                    f"cannot copy: the recipe made a {type(y).__name__}, an object from outside "
+                    "the snippet that it may share, and would change it with its __setstate__"
+                )
             _called(y, hook, "__setstate__", state)
             return
         slots = None

@@ -35,6 +35,12 @@ from typing import Any
 from runtime.worker._channel import ReadOnly
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
+from runtime.worker._overrides import (
+    check_class_override,
+    check_class_overrides,
+    own_accessors,
+    own_function,
+)
 from runtime.worker._policy import (
     CLASS_HOOKS,
     DENIED_ATTRIBUTES,
@@ -308,6 +314,7 @@ class ClassStatement:
         check_namespace(name, namespace)
         check_finalized(name, bases, namespace)
         check_class_state(name, bases, namespace, self._classes.defined)
+        check_class_overrides(name, bases, namespace, self._classes.defined)
         try:
             made: type = winner(name, bases, namespace, **kwargs)
         finally:
@@ -353,10 +360,7 @@ answer in their place (``__dict__ = {...}`` in a class body hid an instance's re
 the admission; ``__slotnames__`` had copy read any attribute natively)."""
 
 
-def _snippet_function(value: Any) -> bool:
-    if type(value) is not types.FunctionType:
-        return False
-    return value.__code__.co_filename == FILENAME or value in _CHECKED_NEW
+_snippet_function = own_function
 
 
 _CHECKED_NEW = STANDS_FOR_SNIPPET
@@ -561,6 +565,12 @@ def check_class_value(name: str, key: str, value: Any) -> Any:
         )
     if key in _CPYTHONS_OWN:
         raise _deny(f"class {name}'s {key}", _CPYTHONS_OWN[key])
+    if property in _MRO(type(value)) and not own_accessors(value):
+        raise _deny(
+            f"class {name}'s property {key}",
+            "every read of it calls its getter natively: its getter, setter and deleter must "
+            "be functions the snippet defines",
+        )
     if not (key.startswith("__") and key.endswith("__")) or key in _DATA_DUNDERS:
         return value
     if value is None or _snippet_function(value):
@@ -594,6 +604,7 @@ class _ClassWrites:
         check_finalized(cls.__name__, (cls,), (name,))
         if _RUNNING:
             check_class_write(cls, name, _RUNNING[-1].defined)
+            check_class_override(cls, name, value, subclasses(cls), _RUNNING[-1].defined)
         setattr(cls, name, check_class_value(cls.__name__, name, value))
 
     def __delattr__(self, name: str) -> None:

@@ -1431,7 +1431,9 @@ class itemgetter:
 
 
 class methodcaller:
-    """operator.methodcaller: the method is found with the snippet's getattr."""
+    """operator.methodcaller: the method is found with the snippet's getattr and called with
+    its call guard (C code, a property's getter or ``sorted``'s key, keeps what it returns
+    where no guard of the snippet's sees it)."""
 
     __slots__ = ("_args", "_kwargs", "_name")
 
@@ -1440,8 +1442,8 @@ class methodcaller:
             raise TypeError("method name must be a string")
         self._name, self._args, self._kwargs = name, args, kwargs
 
-    def __call__(self, obj: Any, /) -> Any:
-        return ADOPTION.getattr(obj, self._name)(*self._args, **self._kwargs)
+    def __call__(self, obj: Any, /) -> Any:  # as the snippet's obj.name(...): its result checked
+        return ADOPTION.call(ADOPTION.getattr(obj, self._name), *self._args, **self._kwargs)
 
     def __repr__(self) -> str:
         return f"operator.methodcaller({self._name!r}, ...)"

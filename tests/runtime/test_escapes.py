@@ -66,6 +66,11 @@ FORGED_BASE = (
     "class B:\n    __dataclass_fields__ = {'z': f}\n"
     "    __dataclass_params__ = D.__dataclass_params__\n"
 )
+PLANTED = (
+    "import string\nclass Holder:\n    pass\nbox = {}\nh = Holder()\nh.sub = box.__setitem__\n"
+)
+"""An object whose ``sub`` is a container's method: ``Template.substitute`` would hand it the
+closure it converts matches with, stored where the snippet iterates it natively."""
 STR_CLAIMING = "class S(str):\n    def isidentifier(self):\n        return True\n"
 
 
@@ -1813,6 +1818,60 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "__match_args__",
         ),
     },
+    "what a class from outside calls on its own attributes": {
+        "Template's pattern planted after the class was made": Refusal(
+            PLANTED + "class T(string.Template):\n    pass\nT.pattern = h\nT('x').substitute()",
+            "policy",
+            "T.pattern = Holder is not allowed: it answers in place of Template.pattern",
+        ),
+        "Template's pattern planted with setattr": Refusal(
+            PLANTED + "class T(string.Template):\n    pass\nsetattr(T, 'pattern', h)",
+            "policy",
+            "T.pattern = Holder is not allowed",
+        ),
+        "Template's pattern inherited from a base of the snippet's": Refusal(
+            PLANTED + "class B:\n    pattern = h\nclass T(B, string.Template):\n    pass",
+            "policy",
+            "B.pattern = Holder is not allowed",
+        ),
+        "Template's pattern written to a base after the subclass was made": Refusal(
+            PLANTED + "class B:\n    pass\nclass T(B, string.Template):\n    pass\nB.pattern = h",
+            "policy",
+            "B.pattern = Holder is not allowed",
+        ),
+        "ExitStack's exit pusher as a container's method in the class body": Refusal(
+            "import contextlib, io\nd = {}\nclass S(contextlib.ExitStack):\n"
+            "    _push_cm_exit = d.__setitem__\nS().enter_context(io.StringIO())\nlist(d)",
+            "policy",
+            "S._push_cm_exit = method-wrapper is not allowed: it answers in place of "
+            "_BaseExitStack._push_cm_exit",
+        ),
+        "a class made by type() with a planted attribute": Refusal(
+            PLANTED + "T = type('T', (string.Template,), {'pattern': h})",
+            "policy",
+            "T.pattern = Holder is not allowed",
+        ),
+        "a property whose accessors are a methodcaller and a container's method": Refusal(
+            "import dataclasses, operator\n@dataclasses.dataclass(eq=False)\nclass D:\n"
+            "    x: int = 0\nbox = {}\nD.x = property(operator.methodcaller('f', tools), "
+            "box.__setitem__)\nd = object.__new__(D)\nd.f = type\ndataclasses.replace(d)\n"
+            "list(box.values())",
+            "policy",
+            "class D's property x is not allowed: every read of it calls its getter natively",
+        ),
+        "a property of a builtin in a class body": Refusal(
+            "class C:\n    kind = property(type)\nC().kind",
+            "policy",
+            "class C's property kind is not allowed",
+        ),
+        "copy's recipe answering a shared object to set its state": Refusal(
+            "import copy, uuid\nclass R:\n    def __reduce_ex__(self, proto):\n"
+            "        return (lambda: uuid.NAMESPACE_DNS, (), {'int': 7, 'is_safe': None})\n"
+            "copy.copy(R())",
+            "runtime",
+            "cannot copy: the recipe made a UUID, an object from outside the snippet",
+        ),
+    },
 }
 
 CASES = [(family, name) for family, payloads in FAMILIES.items() for name in payloads]
@@ -2185,12 +2244,12 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "    def __iter__(self):\n        try:\n            if self.how == 'super':\n"
         "                box[0].__init__(len)\n            elif self.how == 'methodcaller':\n"
         "                operator.methodcaller('__init__', len)(box[0])\n"
-        "            else:\n                P.v.__init__(len)\n"
+        "            else:\n                box[0].__init__(len)\n"
         "        except RuntimeError as e:\n            out.append(str(e).split(' on ')[0])\n"
-        "        return iter([1, 2])\nclass P:\n    pass\n"
+        "        return iter([1, 2])\n"
         "for how, make in [('super', SM), ('methodcaller', staticmethod), "
         "('property', property)]:\n    l = L()\n    box[0] = make(l.extend)\n"
-        "    if how == 'property':\n        P.v = box[0]\n        P.v.fget(X(how))\n"
+        "    if how == 'property':\n        box[0].fget(X(how))\n"
         "    else:\n        box[0](X(how))\n    l = None\n"
         "c = classmethod(len)\ntry:\n    c.__init__(abs)\nexcept RuntimeError as e:\n"
         "    out.append(str(e).split(' on ')[0])\nfresh = property()\nfresh.__init__(len)\n"
@@ -2416,9 +2475,10 @@ REENTRANT: dict[str, tuple[str, object]] = {
     "ZoneInfo.clear_cache on a subclass whose cache a descriptor makes (gh-142783)": (
         "import zoneinfo\nclass Bomb:\n    def __get__(self, obj, owner):\n        return {}\n"
         "class Z(zoneinfo.ZoneInfo):\n    def __init_subclass__(cls, **kw):\n        pass\n"
-        "class Z2(Z):\n    _weak_cache = Bomb()\nfor i in range(100):\n    Z2.clear_cache()\n"
-        "junk = [{} for _ in range(1000)]\n'survived'",
-        "survived",
+        "try:\n    class Z2(Z):\n        _weak_cache = Bomb()\nexcept PolicyError as e:\n"
+        "    m = str(e).split(' is not')[0]\nclass Z3(Z):\n    pass\nfor i in range(100):\n"
+        "    Z3.clear_cache()\njunk = [{} for _ in range(1000)]\n[m, 'survived']",
+        ["Z2._weak_cache = Bomb", "survived"],
     ),
     "json.dumps of a list subclass whose __iter__ frees it": (
         "import json\nouter = []\nclass L(list):\n    def __iter__(self):\n        outer.clear()\n"

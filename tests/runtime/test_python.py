@@ -285,6 +285,25 @@ CASES: dict[str, str] = {
         "[f(2), f(2), f.cache_parameters(), g(1), g.cache_info().misses, h(3), "
         "h.cache_parameters(), g.cache_clear(), g.cache_info(), h.__wrapped__.__name__]"
     ),
+    "subclasses override what classes from outside define": (
+        "import string, re, json, enum, abc, contextlib, textwrap, copy\n"
+        "class T(string.Template):\n    delimiter = '%'\n    flags = re.IGNORECASE\n"
+        "    braceidpattern = None\nclass E(json.JSONEncoder):\n    item_separator = ';'\n"
+        "    def default(self, o):\n        return sorted(o)\n"
+        "class Color(enum.Enum):\n    @staticmethod\n"
+        "    def _generate_next_value_(name, start, count, last):\n        return name.lower()\n"
+        "    RED = enum.auto()\nclass W(textwrap.TextWrapper):\n"
+        "    wordsep_simple_re = re.compile(r'(\\s+)')\n    break_on_hyphens = False\n"
+        "class M(abc.ABC):\n    @abc.abstractmethod\n    def f(self):\n        pass\n"
+        "class M2(M):\n    def f(self):\n        return 'f'\nclass M3(M2, abc.ABC):\n"
+        "    pass\nclass S(contextlib.ExitStack):\n    def close(self):\n"
+        "        return 'closed'\nclass L(list):\n    @property\n    def first(self):\n        return self[0]\n"
+        "with S() as s:\n    s.enter_context(contextlib.nullcontext())\n"
+        "T.delimiter = '&'\nclass T2(T):\n    pass\n"
+        "[T2('&who').substitute(who='x'), E().encode([{1, 2}, 3]), Color.RED.value, "
+        "W(width=5).wrap('ab-cd ef'), M3().f(), S().close(), L([4]).first, "
+        "str(copy.copy(ValueError('x')))]"
+    ),
     "a cached function's own attributes win over the cache's (update_wrapper)": (
         "import functools\ndef f(x):\n    return x\nf.cache_info = lambda: 'mine'\n"
         "g = functools.lru_cache(f)\n[g.cache_info(), g(2), g.cache_parameters()]"
