@@ -920,22 +920,64 @@ def _check_shadowing(obj: Any, name: str, defined: Callable[[type], bool]) -> No
             f"writing attribute {name!r} of a {kind.__name__} member",
             "enum sets a member's _sunder_ attributes once, when it is made",
         )
+    _check_shadowed(kind, name, defined, f"a {kind.__name__} object")
+
+
+def _shadowed(kind: type, name: str, defined: Callable[[type], bool]) -> type | None:
+    """The class from outside whose ``name`` an instance of ``kind`` holding ``name`` in its
+    own dict would answer for: not a data descriptor (it takes the write), a number or a
+    string (only read), nor anything ``object`` defines."""
     for klass in _MRO(kind):
         namespace = _NAMESPACE(klass)
         if name not in namespace:
             continue
         if klass is object:
-            return
+            return None
         if defined(klass):
             continue  # the snippet's own class may hold it; what an outside base holds counts
         held = namespace[name]
         if hasattr(type(held), "__set__") or type(held) in _LEAVES:
-            return  # a data descriptor takes the write; a number or a string is only read
+            return None
+        return klass
+    return None
+
+
+def _check_shadowed(kind: type, name: str, defined: Callable[[type], bool], holder: str) -> None:
+    klass = _shadowed(kind, name, defined)
+    if klass is not None:
         raise _deny(
-            f"writing attribute {name!r} of a {kind.__name__} object",
+            f"writing attribute {name!r} of {holder}",
             f"it would answer in place of {klass.__name__}.{name}, which the code of "
             f"{klass.__name__}, a class from outside the snippet, calls or reads",
         )
+
+
+def shadowing_names(kind: type, defined: Callable[[type], bool]) -> bool:
+    """Whether a class from outside among ``kind``'s (not one of ``builtins``, whose C code
+    reads no instance dict) defines a name an instance's own dict could answer for with an
+    object whose methods that class's code calls: a function or method, a class, or an object
+    with public methods (``Template.pattern``; not ABCMeta's ``_abc_impl``)."""
+    known = _SHADOWING.get(kind)
+    if known is None:
+        known = _SHADOWING[kind] = any(
+            _shadowable(klass, key, value)
+            for klass in _MRO(kind)
+            if klass is not object and klass.__module__ != "builtins" and not defined(klass)
+            for key, value in _NAMESPACE(klass).items()
+        )
+    return known
+
+
+def _shadowable(klass: type, key: Any, value: Any) -> bool:
+    if type(key) is not str or (key.startswith("__") and key.endswith("__")):
+        return False
+    kind = type(value)
+    if kind in _LEAVES or hasattr(kind, "__set__"):
+        return False
+    return callable(value) or any(not n.startswith("_") for n in dir(kind))
+
+
+_SHADOWING: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 
 
 _STATE_READERS = ("__getattribute__", "__getattr__")
@@ -994,11 +1036,15 @@ def check_class_write(cls: type, name: str, defined: Callable[[type], bool]) -> 
 def refuse_outside_state(kind: type, names: Iterable[Any], holder: str | None = None) -> None:
     """What the sandbox's own code is about to set on ``kind``'s instances or class for the
     snippet (a dataclass's fields, a cached property, a wrapper's ``__dict__``) passes the
-    check of the snippet's own writes: never the private state of a base from outside."""
+    check of the snippet's own writes: never the private state of a base from outside, nor a
+    name whose class attribute from outside it would answer for."""
     if _RUNNING:
+        defined = _RUNNING[-1].defined
         for name in names:
             if isinstance(name, str):  # a str subclass stores as its exact text would
-                _check_state(kind, str.__str__(name), _RUNNING[-1].defined, holder)
+                text = str.__str__(name)
+                _check_state(kind, text, defined, holder)
+                _check_shadowed(kind, text, defined, holder or f"a {kind.__name__} object")
 
 
 def _plain_parts(item: Any) -> list[Any]:
@@ -1275,6 +1321,13 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             ):  # an enum's members, a dataclass's fields: a copy, not a class namespace
                 return admit_deep(dict(value), f"attribute {name!r}")
             state = None if isinstance(obj, type) else outside_state(type(obj), classes.defined)
+            if (
+                name == "__dict__"
+                and not state
+                and not isinstance(obj, type)
+                and shadowing_names(type(obj), classes.defined)
+            ):  # a copy: a write there natively would answer for the base's own methods
+                return admit_deep(dict(value), "attribute '__dict__'")
             if name == "__dict__" and state:
                 # a copy without what a base from outside keeps there (ExitStack's callbacks):
                 # neither the names nor the containers they hold are the snippet's

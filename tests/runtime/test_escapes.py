@@ -1864,6 +1864,47 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class C's property kind is not allowed",
         ),
+        "a dataclass field named as Template's pattern": Refusal(
+            PLANTED + "import dataclasses\n@dataclasses.dataclass\nclass T(string.Template):\n"
+            "    template: str\n    pattern: object\nT('$a', h).substitute(a=1)",
+            "policy",
+            "writing attribute 'pattern' of dataclass T is not allowed: it would answer in "
+            "place of Template.pattern",
+        ),
+        "make_dataclass with a field named as Template's pattern": Refusal(
+            PLANTED + "import dataclasses\nT = dataclasses.make_dataclass('T', [('template', str), "
+            "('pattern', object)], bases=(string.Template,), frozen=True)",
+            "policy",
+            "writing attribute 'pattern' of class T is not allowed",
+        ),
+        "update_wrapper copying a planted pattern onto a Template": Refusal(
+            PLANTED + "import functools\nclass T(string.Template):\n    pass\nt = T('$a')\n"
+            "def src():\n    pass\nsrc.pattern = h\nfunctools.update_wrapper(t, src)",
+            "policy",
+            "writing attribute 'pattern' of a T object is not allowed",
+        ),
+        "a cached_property renamed to Template's pattern": Refusal(
+            PLANTED + "import functools\nclass CP(functools.cached_property):\n    pass\n"
+            "cp = CP(lambda self: h)\nclass T(string.Template):\n    other = cp\n"
+            "cp.attrname = 'pattern'\nT('$a').other",
+            "policy",
+            "writing attribute 'pattern' of a T object is not allowed",
+        ),
+        "a dataclass field named as ExitStack's exit pusher": Refusal(
+            "import contextlib, dataclasses\nbox = {}\n@dataclasses.dataclass\n"
+            "class S(contextlib.ExitStack):\n    _push_cm_exit: object\n"
+            "S(box.__setitem__).enter_context(contextlib.nullcontext())",
+            "policy",
+            "writing attribute '_push_cm_exit' of dataclass S is not allowed",
+        ),
+        "Template's pattern written through vars(), which is a copy": Refusal(
+            PLANTED + "class T(string.Template):\n    pass\nt = T('$a')\n"
+            "vars(t)['pattern'] = h\nt.substitute(a=1)\nassert not box, 'planted'\n"
+            "t.__dict__['pattern'] = h\nt.substitute(a=1)\nassert not box, 'planted'\n"
+            "raise KeyError(t.substitute(a=2))",
+            "runtime",
+            "'2'",
+        ),
         "copy's recipe answering a shared object to set its state": Refusal(
             "import copy, uuid\nclass R:\n    def __reduce_ex__(self, proto):\n"
             "        return (lambda: uuid.NAMESPACE_DNS, (), {'int': 7, 'is_safe': None})\n"

@@ -138,7 +138,8 @@ async def test_many_small_slices_are_charged_to_the_budget() -> None:
     """Slices too small to decode off the loop still count: 14 of 240 KB make 1.1M lists."""
     piece = frame(b"[" + b"[]," * 80_000 + b"[]]")
     done, kills = await run_against(
-        sends(result(value=[], parts={"path": [], "kind": "list", "count": 14}), *[piece] * 14)
+        sends(result(value=[], parts={"path": [], "kind": "list", "count": 14}), *[piece] * 14),
+        Limits(timeout_s=120),  # the budget, not the clock, must stop it on a loaded machine
     )
     assert done.error is not None and done.error.type == "ResultTooComplex", done.text
     assert kills == [7]

@@ -304,6 +304,11 @@ CASES: dict[str, str] = {
         "W(width=5).wrap('ab-cd ef'), M3().f(), S().close(), L([4]).first, "
         "str(copy.copy(ValueError('x')))]"
     ),
+    "__dict__ written in place on subclasses of ABC and Exception": (
+        "import abc\nclass A(abc.ABC):\n    def __init__(self, **kw):\n"
+        "        self.__dict__.update(kw)\nclass E(Exception):\n    def __init__(self, **kw):\n"
+        "        vars(self).update(kw)\n[A(a=1).a, E(b=2).b]"
+    ),
     "a cached function's own attributes win over the cache's (update_wrapper)": (
         "import functools\ndef f(x):\n    return x\nf.cache_info = lambda: 'mine'\n"
         "g = functools.lru_cache(f)\n[g.cache_info(), g(2), g.cache_parameters()]"
