@@ -186,6 +186,7 @@ async def test_a_server_that_never_answers_fails_within_its_timeout(fab: Fabric)
 async def test_a_call_stops_before_the_execution_deadline(fab: Fabric) -> None:
     """With less time left in the execution than the server's timeout, the call fails in time
     for the snippet to see why, rather than the whole execution timing out."""
+    assert await run(fab, "return await mcp.fake.add(1, 1)") == 2  # started: only the call waits
     result = await fab.exec(
         "try:\n    await mcp.fake.hang()\nexcept ToolError as exc:\n    return exc.message",
         timeout=2,
