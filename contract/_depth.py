@@ -35,6 +35,8 @@ def json_nests_within(text: bytes | str, depth: int = MAX_DEPTH) -> bool:
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
     kept = raw.translate(_AS_SQUARE, _QUOTES_AND_BRACKETS_ONLY).replace(b'""', b"")
     brackets = b"".join(kept.split(b'"')[0::2]) if b'"' in kept else kept  # between strings
+    if not brackets:
+        return True  # every bracket was inside a string
     for _ in range(depth):
         shorter = brackets.replace(b"[]", b"")
         if not shorter:

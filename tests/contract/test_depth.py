@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from contract import MAX_DEPTH, json_nests_within
@@ -28,6 +28,8 @@ def _depth(value: Any) -> int:
 
 
 @given(_VALUES, st.integers(0, 8))
+@example("[", 0)  # brackets inside a string only: no level at all
+@example(["["], 0)
 def test_the_text_tells_the_depth_of_the_value(value: Any, limit: int) -> None:
     text = json.dumps(value, ensure_ascii=bool(limit % 2))
     assert json_nests_within(text, limit) is (_depth(value) <= limit)
