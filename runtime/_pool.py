@@ -32,19 +32,21 @@ ZYGOTE_GONE = -1
 _STREAM_LIMIT = 16 * 1024 * 1024  # read big frames without flow-control stalls
 
 
-def boot_line(then: str) -> str:
-    """The ``python -I -S -c`` program that readies an interpreter for the runtime, then runs
-    ``then`` (``sys.argv[1]`` is :func:`boot_path`'s folders). functools' C lru_cache frees a
-    link it still uses when a key's ``__eq__`` empties the cache (gh-94879, open in 3.11):
-    deleted before anything imports functools, functools keeps its pure-Python twin; ``-S``
-    keeps site's ``.pth`` files from importing functools first."""
-    return (
+def boot_argv(then: str, *args: str, options: tuple[str, ...] = ()) -> list[str]:
+    """The command that starts an interpreter readied for the runtime, which then runs the
+    code ``then`` with ``args`` from ``sys.argv[2]`` on (``sys.argv[1]`` is
+    :func:`boot_path`'s folders). functools' C lru_cache frees a link it still uses when a
+    key's ``__eq__`` empties the cache (gh-94879, open in 3.11): deleted before anything
+    imports functools, functools keeps its pure-Python twin; ``-S`` keeps site's ``.pth``
+    files from importing functools first, ``-I`` the environment and the current folder out."""
+    program = (
         "import os, sys; sys.path[:0] = sys.argv[1].split(os.pathsep); "
-        "import _functools; del _functools._lru_cache_wrapper; " + then
+        "import _functools; del _functools._lru_cache_wrapper\n" + then
     )
+    return [sys.executable, *options, "-I", "-S", "-c", program, boot_path(), *args]
 
 
-_BOOT = boot_line("from runtime.worker._zygote import main; main(sys.argv[2:])")
+_ZYGOTE = "from runtime.worker._zygote import main; main(sys.argv[2:])"
 
 
 def boot_path() -> str:
@@ -136,7 +138,7 @@ class WorkerPool:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         host_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        argv = [sys.executable, "-I", "-S", "-c", _BOOT, boot_path(), str(child_end.fileno())]
+        argv = boot_argv(_ZYGOTE, str(child_end.fileno()))
         try:
             self._process = subprocess.Popen(
                 [*argv, self.isolation, ",".join(self.without)],

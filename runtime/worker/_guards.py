@@ -35,11 +35,16 @@ from typing import Any
 from runtime.worker._channel import ReadOnly
 from runtime.worker._errors import PolicyError
 from runtime.worker._formatting import Formats
+from runtime.worker._overrides import LEAVES as _LEAVES
+from runtime.worker._overrides import MRO as _MRO
+from runtime.worker._overrides import NAMESPACE as _NAMESPACE
 from runtime.worker._overrides import (
-    check_class_override,
-    check_class_overrides,
+    check_override_write,
+    check_statement_overrides,
     own_accessors,
     own_function,
+    shadowing_names,
+    written,
 )
 from runtime.worker._policy import (
     CLASS_HOOKS,
@@ -314,11 +319,12 @@ class ClassStatement:
         check_namespace(name, namespace)
         check_finalized(name, bases, namespace)
         check_class_state(name, bases, namespace, self._classes.defined)
-        check_class_overrides(name, bases, namespace, self._classes.defined)
+        check_statement_overrides(name, bases, namespace, self._classes.defined)
         try:
             made: type = winner(name, bases, namespace, **kwargs)
         finally:
             adopter.close(None)
+        written(made, namespace)
         adopter.close(made)
         return self._classes.adopt(made)
 
@@ -360,16 +366,11 @@ answer in their place (``__dict__ = {...}`` in a class body hid an instance's re
 the admission; ``__slotnames__`` had copy read any attribute natively)."""
 
 
-_snippet_function = own_function
-
-
 _CHECKED_NEW = STANDS_FOR_SNIPPET
 """The ``__new__`` of each snippet class as the class holds it, with the snippet's own
 function it checks."""
 _NEW_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 """What a ``__new__`` may return besides an instance of its class: values without attributes."""
-_MRO: Callable[[type], tuple[type, ...]] = vars(type)["__mro__"].__get__
-"""A class's real method resolution order (``issubclass`` would ask an ABC's registry)."""
 
 
 def snippet_new(value: Any) -> bool:
@@ -573,11 +574,11 @@ def check_class_value(name: str, key: str, value: Any) -> Any:
         )
     if not (key.startswith("__") and key.endswith("__")) or key in _DATA_DUNDERS:
         return value
-    if value is None or _snippet_function(value):
+    if value is None or own_function(value):
         return _checking_hook(key, value)
     inner = wrapped(value)  # an exact staticmethod or classmethod: a subclass is final anyway
     if inner is not None:
-        if _snippet_function(inner):
+        if own_function(inner):
             return _checking_hook(key, value)
     elif not callable(value) and not hasattr(type(value), "__get__"):
         return value  # data: a number, a string, a tuple
@@ -604,8 +605,9 @@ class _ClassWrites:
         check_finalized(cls.__name__, (cls,), (name,))
         if _RUNNING:
             check_class_write(cls, name, _RUNNING[-1].defined)
-            check_class_override(cls, name, value, subclasses(cls), _RUNNING[-1].defined)
+            check_override_write(cls, name, value, subclasses(cls), _RUNNING[-1].defined)
         setattr(cls, name, check_class_value(cls.__name__, name, value))
+        written(cls, [name])
 
     def __delattr__(self, name: str) -> None:
         cls = object.__getattribute__(self, "_cls")
@@ -809,13 +811,10 @@ def _check_slots(name: str, slots: Any) -> None:
         )
 
 
-_LEAVES = frozenset({str, int, float, bool, type(None), bytes, complex})
 _MUTABLE = frozenset({dict, list, set})
 """Plain data without parts."""
 _SHAREABLE = frozenset({dict, list, set, tuple})
 """Plain containers that are, or may hold, what a class shares with every instance."""
-_NAMESPACE: Callable[[type], Any] = vars(type)["__dict__"].__get__
-"""A class's own namespace, read past any ``__dict__`` a metaclass could answer with."""
 
 
 def _detached(value: Any) -> Any:
@@ -950,34 +949,6 @@ def _check_shadowed(kind: type, name: str, defined: Callable[[type], bool], hold
             f"it would answer in place of {klass.__name__}.{name}, which the code of "
             f"{klass.__name__}, a class from outside the snippet, calls or reads",
         )
-
-
-def shadowing_names(kind: type, defined: Callable[[type], bool]) -> bool:
-    """Whether a class from outside among ``kind``'s (not one of ``builtins``, whose C code
-    reads no instance dict) defines a name an instance's own dict could answer for with an
-    object whose methods that class's code calls: a function or method, a class, or an object
-    with public methods (``Template.pattern``; not ABCMeta's ``_abc_impl``)."""
-    known = _SHADOWING.get(kind)
-    if known is None:
-        known = _SHADOWING[kind] = any(
-            _shadowable(klass, key, value)
-            for klass in _MRO(kind)
-            if klass is not object and klass.__module__ != "builtins" and not defined(klass)
-            for key, value in _NAMESPACE(klass).items()
-        )
-    return known
-
-
-def _shadowable(klass: type, key: Any, value: Any) -> bool:
-    if type(key) is not str or (key.startswith("__") and key.endswith("__")):
-        return False
-    kind = type(value)
-    if kind in _LEAVES or hasattr(kind, "__set__"):
-        return False
-    return callable(value) or any(not n.startswith("_") for n in dir(kind))
-
-
-_SHADOWING: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 
 
 _STATE_READERS = ("__getattribute__", "__getattr__")
@@ -1237,11 +1208,14 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
 
     def compiled_getattr(obj: Any, name: str) -> Any:
         """``obj.name`` written in the snippet: the name is a constant the compiler checked."""
+        readable(obj, name)
+        return checked_read(obj, name, getattr(obj, name))
+
+    def readable(obj: Any, name: str) -> None:
         if type(obj) in _NEVER_HOLDERS:
             raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
         if name in _COROUTINE_DRIVERS and isinstance(obj, _DRIVABLE):
             raise _deny(f"coroutine.{name}()", "await coroutines instead of driving them by hand")
-        return checked_read(obj, name, getattr(obj, name))
 
     def checked_read(obj: Any, name: str, value: Any) -> Any:
         """``value``, just read as ``obj.name`` past the checks before the read."""
@@ -1294,7 +1268,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             )
         return known
 
-    def private_getattr(obj: Any, name: str) -> Any:
+    def private_getattr(obj: Any, name: str, read: Callable[[Any, str], Any] = getattr) -> Any:
         """``obj._name`` or ``obj.__name__``: any such name of the snippet's own objects, the
         harmless dunders (``__name__``, ``__class__``, ``__init__``, operators...) of anything,
         never those of :data:`REFUSED_DUNDERS`; what comes back is checked, deeply when it
@@ -1304,11 +1278,11 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if type(obj) in _NEVER_HOLDERS:
             raise _deny(f"attribute access on a {type(obj).__name__}", "interpreter internals")
         if name == "__setitem__":  # a.__setitem__(i, v), super().__setitem__(i, v)
-            value = getattr(obj, name)
+            value = read(obj, name)
             if _numeric_store(value, name):
                 return NumericStore(value.__self__, name, value)
         if classes.owns(obj):
-            value = getattr(obj, name)
+            value = read(obj, name)
             if name not in SAFE_DUNDERS and _from_outside(value):
                 # a private name of the snippet's class may still resolve to the runtime's
                 # code: enum's _convert_, abc's registry helpers, a base class's internals
@@ -1341,14 +1315,14 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             return value if type(value) in PLAIN else admit(value, f"attribute {name!r}")
         if name not in SAFE_DUNDERS:
             if type(obj) is super:  # super()._helper(): the snippet's own parent method
-                value = getattr(obj, name)
+                value = read(obj, name)
                 if classes.owns(value):
                     return value
             raise _deny(
                 f"attribute {name!r} of a {type(obj).__name__} object",
                 "private names are readable on the snippet's own objects only",
             )
-        value = _detached(getattr(obj, name))  # __dict__, __kwdefaults__, __defaults__
+        value = _detached(read(obj, name))  # __dict__, __kwdefaults__, __defaults__
         return admit_deep(value, f"attribute {name!r}")
 
     def slot_guard(original: Any, /, *args: Any) -> Any:
@@ -1369,11 +1343,22 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
         if name in DENIED_ATTRIBUTES or name in REFUSED_DUNDERS:
             raise _deny(f"attribute {name!r}", "it exposes interpreter internals")
         if original.__name__ in ("__getattribute__", "__getattr__"):
+            # read by the slot itself: getattr would ask the class's own __getattribute__,
+            # which called this, again (and isinstance asks it for __class__)
+            if name == "__class__" and getattr(original, "__objclass__", None) is object:
+                kind = type(obj)  # what object's slot answers, read without asking obj
+                return kind if classes.defined(kind) else admit(kind, "attribute '__class__'")
             if name.startswith("_"):
-                return private_getattr(obj, name)
-            return compiled_getattr(obj, name)
+                return private_getattr(obj, name, lambda o, n: original(*args))
+            readable(obj, name)
+            return checked_read(obj, name, original(*args))
         if name in WRITE_REFUSED:
             raise _deny(f"writing attribute {name!r}", "it changes what an object is")
+        if isinstance(obj, type) and getattr(original, "__objclass__", None) is object:
+            # CPython's own refusal, which the repaired type writes would let past: object's
+            # slot writes a class's dict without telling the type's caches (a freed value
+            # read back) and past the checks of a class write
+            raise TypeError(f"can't apply this {original.__name__} to type object")
         guarded_write(obj, name)
         return original(*args)
 

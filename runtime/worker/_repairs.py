@@ -283,6 +283,12 @@ def repair() -> dict[str, Any]:
         "are told, so a finalizer it runs reads it back from them, freed): type's __setattr__ "
         "and __delattr__ hold it until CPython has invalidated them"
     )
+    repair_bytearray_init()
+    repaired.append(
+        f"{BYTEARRAY_INIT} (appending in place, bytearray(iterable) forgets that deleting from "
+        "its front moved the data into the block, and writes past its end): the iterable's "
+        "bytes are made before CPython copies them"
+    )
     check_lru_cache()
     repaired.append(
         f"{LRU_EVICTION} (functools' C lru_cache uses the link it evicts after a key's __eq__ "
@@ -1598,3 +1604,71 @@ def repair_property_copy() -> None:
     if any(type(native) is types.FunctionType for native in natives.values()):
         return  # repaired already
     _install(property, {name: _copying(name, natives) for name in _ACCESSORS})
+
+
+# -- bytearray(iterable) ---------------------------------------------------------------------
+
+BYTEARRAY_INIT = "bytearray.__init__ appends past its buffer"
+"""No CPython issue yet (still in main): ``bytearray(iterable)`` appends each item in place
+while ``size + 1 < alloc``, forgetting that ``del b[:k]`` moved the data's start into the
+block; an iterable that deletes from the front of the bytearray being made has CPython write
+the bytes it yields past the end of the buffer (an attack pass overwrote the next object's
+header with them: a read and write of any address)."""
+
+
+def _byte(value: Any) -> int:
+    number = value if type(value) is int else operator.index(value)
+    if not 0 <= number < 256:
+        raise ValueError("byte must be in range(0, 256)")
+    return number
+
+
+def _bytearray_init() -> Any:
+    """``bytearray.__init__`` that hands CPython an iterable's bytes made into ``bytes``
+    first: what CPython copies or counts (a buffer, a count, a str with its encoding) is
+    CPython's own call; CPython's errors for the rest."""
+    native = vars(bytearray)["__init__"]
+
+    def __init__(self: Any, /, *args: Any, **kwargs: Any) -> None:
+        if not issubclass(type(self), bytearray):
+            raise TypeError(
+                "descriptor '__init__' requires a 'bytearray' object but received a "
+                f"'{type(self).__name__}'"
+            )
+        if len(args) == 1 and not kwargs:
+            source = args[0]
+        elif not args and list(kwargs) == ["source"]:
+            source = kwargs["source"]
+        else:
+            native(self, *args, **kwargs)  # with an encoding: a str, never iterated
+            return
+        kind = type(source)
+        if source is None or isinstance(source, (int, str)) or hasattr(kind, "__index__"):
+            native(self, source)  # a count (resized after __index__) or its error
+            return
+        try:
+            memoryview(source).release()
+        except TypeError:
+            pass
+        else:
+            native(self, source)  # a buffer: copied, no snippet code runs
+            return
+        if not hasattr(kind, "__iter__") and not hasattr(kind, "__getitem__"):
+            native(self, source)  # CPython's TypeError
+            return
+        native(self)  # emptied first, as CPython does before it iterates
+        values = bytes([_byte(item) for item in source])
+        with memoryview(self) as view:  # what the iterable itself put there, kept first
+            kept = view.tobytes()
+        native(self, kept + values)
+
+    __init__.__qualname__, __init__.__module__ = "bytearray.__init__", "builtins"
+    __init__.__doc__ = native.__doc__
+    return __init__
+
+
+def repair_bytearray_init() -> None:
+    """``bytearray(iterable)``, however it is reached (a subclass's ``super().__init__``),
+    iterates in Python before CPython copies the bytes."""
+    _check_layout()
+    _in_python(bytearray, "__init__", _INIT, _bytearray_init)

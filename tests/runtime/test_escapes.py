@@ -1822,34 +1822,34 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
         "Template's pattern planted after the class was made": Refusal(
             PLANTED + "class T(string.Template):\n    pass\nT.pattern = h\nT('x').substitute()",
             "policy",
-            "T.pattern = Holder is not allowed: it answers in place of Template.pattern",
+            "T.pattern = a Holder is not allowed: it answers in place of Template.pattern",
         ),
         "Template's pattern planted with setattr": Refusal(
             PLANTED + "class T(string.Template):\n    pass\nsetattr(T, 'pattern', h)",
             "policy",
-            "T.pattern = Holder is not allowed",
+            "T.pattern = a Holder is not allowed",
         ),
         "Template's pattern inherited from a base of the snippet's": Refusal(
             PLANTED + "class B:\n    pattern = h\nclass T(B, string.Template):\n    pass",
             "policy",
-            "B.pattern = Holder is not allowed",
+            "B.pattern = a Holder is not allowed",
         ),
         "Template's pattern written to a base after the subclass was made": Refusal(
             PLANTED + "class B:\n    pass\nclass T(B, string.Template):\n    pass\nB.pattern = h",
             "policy",
-            "B.pattern = Holder is not allowed",
+            "B.pattern = a Holder is not allowed",
         ),
         "ExitStack's exit pusher as a container's method in the class body": Refusal(
             "import contextlib, io\nd = {}\nclass S(contextlib.ExitStack):\n"
             "    _push_cm_exit = d.__setitem__\nS().enter_context(io.StringIO())\nlist(d)",
             "policy",
-            "S._push_cm_exit = method-wrapper is not allowed: it answers in place of "
+            "S._push_cm_exit = dict.__setitem__ is not allowed: it answers in place of "
             "_BaseExitStack._push_cm_exit",
         ),
         "a class made by type() with a planted attribute": Refusal(
             PLANTED + "T = type('T', (string.Template,), {'pattern': h})",
             "policy",
-            "T.pattern = Holder is not allowed",
+            "T.pattern = a Holder is not allowed",
         ),
         "a property whose accessors are a methodcaller and a container's method": Refusal(
             "import dataclasses, operator\n@dataclasses.dataclass(eq=False)\nclass D:\n"
@@ -1904,6 +1904,52 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "raise KeyError(t.substitute(a=2))",
             "runtime",
             "'2'",
+        ),
+        "object.__setattr__ on a class (past the type's caches and the class write checks)": (
+            Refusal(
+                PLANTED + "class T(string.Template):\n    pass\n"
+                "object.__setattr__(T, 'pattern', h)",
+                "runtime",
+                "can't apply this __setattr__ to type object",
+            )
+        ),
+        "object's __setattr__ reached through super() over the metaclass": Refusal(
+            PLANTED + "class T(string.Template):\n    pass\n"
+            "super(type, T).__setattr__('pattern', h)",
+            "runtime",
+            "can't apply this __setattr__ to type object",
+        ),
+        "object.__delattr__ on a class, then the freed value read back": Refusal(
+            "class C:\n    x = ['a' * 40]\nobject.__delattr__(C, 'x')\n"
+            "junk = [[1 << 40, 2, 3] for _ in range(3000)]\nC.x",
+            "runtime",
+            "can't apply this __delattr__ to type object",
+        ),
+        "a property of the snippet's own getter answering ExitStack's exit pusher": Refusal(
+            "import contextlib, io\nd = {}\nclass S(contextlib.ExitStack):\n"
+            "    _push_cm_exit = property(lambda self: d.__setitem__)\n"
+            "S().enter_context(io.StringIO())",
+            "policy",
+            "S._push_cm_exit = a property is not allowed: it answers in place of "
+            "_BaseExitStack._push_cm_exit",
+        ),
+        "a property of the snippet's own getter written as Template's pattern": Refusal(
+            PLANTED + "class T(string.Template):\n    pass\nT.pattern = property(lambda self: h)",
+            "policy",
+            "T.pattern = a property is not allowed",
+        ),
+        "a __getattribute__ answering Template's pattern": Refusal(
+            PLANTED + "class T(string.Template):\n    def __getattribute__(self, name):\n"
+            "        return h if name == 'pattern' else 'text'\nsuper(T, T('x')).substitute()",
+            "policy",
+            "class T with __getattribute__ is not allowed: it would answer for the methods and "
+            "attributes of Template",
+        ),
+        "a __getattribute__ written onto a base of a Template subclass": Refusal(
+            "import string\nclass B:\n    pass\nclass T(B, string.Template):\n    pass\n"
+            "def read(self, name):\n    return 'text'\nB.__getattribute__ = read",
+            "policy",
+            "class B with __getattribute__ is not allowed",
         ),
         "copy's recipe answering a shared object to set its state": Refusal(
             "import copy, uuid\nclass R:\n    def __reduce_ex__(self, proto):\n"
@@ -2514,12 +2560,12 @@ REENTRANT: dict[str, tuple[str, object]] = {
         [b"\x00\x00\x00\x07", 4, "bad char in struct format"],
     ),
     "ZoneInfo.clear_cache on a subclass whose cache a descriptor makes (gh-142783)": (
-        "import zoneinfo\nclass Bomb:\n    def __get__(self, obj, owner):\n        return {}\n"
-        "class Z(zoneinfo.ZoneInfo):\n    def __init_subclass__(cls, **kw):\n        pass\n"
-        "try:\n    class Z2(Z):\n        _weak_cache = Bomb()\nexcept PolicyError as e:\n"
-        "    m = str(e).split(' is not')[0]\nclass Z3(Z):\n    pass\nfor i in range(100):\n"
-        "    Z3.clear_cache()\njunk = [{} for _ in range(1000)]\n[m, 'survived']",
-        ["Z2._weak_cache = Bomb", "survived"],
+        "import zoneinfo\nclass Z(zoneinfo.ZoneInfo):\n    def __init_subclass__(cls, **kw):\n"
+        "        pass\nclass Z2(Z):\n    @classmethod\n    def _weak_cache(cls):\n"
+        "        return {}\nout = []\nfor i in range(100):\n    try:\n"
+        "        Z2.clear_cache()\n    except AttributeError as e:\n        out.append(str(e))\n"
+        "junk = [{} for _ in range(1000)]\n[len(out), out[0], 'survived']",
+        [100, "'function' object has no attribute 'clear'", "survived"],
     ),
     "json.dumps of a list subclass whose __iter__ frees it": (
         "import json\nouter = []\nclass L(list):\n    def __iter__(self):\n        outer.clear()\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from runtime import DoctorReport, NoProviders, ProviderHost, Sandbox
-from runtime._pool import boot_line, boot_path
+from runtime._pool import boot_argv, boot_path
 from runtime.worker import PROBES
 
 NO_PROVIDERS: ProviderHost = NoProviders()
@@ -50,8 +50,8 @@ async def test_every_probe_is_denied_with_every_layer_on(tmp_path: Path) -> None
     assert ("gh-120298" in interpreter.detail) is (sys.version_info < (3, 12, 5))
 
 
-_INTERPRETER_PROBE = boot_line(
-    "\nfrom runtime.worker import _probes, _repairs\n"
+_INTERPRETER_PROBE = (
+    "from runtime.worker import _probes, _repairs\n"
     "if sys.argv[3] == 'repaired':\n    _repairs.repair()\n"
     "print(_probes.run(sys.argv[2], None)['denied'])"
 )
@@ -70,7 +70,7 @@ def test_the_interpreter_probes_tell_a_repaired_interpreter_from_one_that_is_not
     repaired once the worker's repairs ran."""
     state = interpreter.split()[0]
     done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", _INTERPRETER_PROBE, boot_path(), probe, state],
+        boot_argv(_INTERPRETER_PROBE, probe, state),
         cwd=Path(__file__).parents[2],
         capture_output=True,
         text=True,
@@ -107,6 +107,34 @@ def test_an_interpreter_caching_through_the_c_lru_cache_refuses_to_start(early: 
         check=True,
     )
     assert done.stdout.startswith("gh-94879: "), done.stdout + done.stderr
+
+
+_FRONT_DELETED = (
+    "made = []\ndef items():\n    made[0].extend(b'A' * 150)\n    del made[0][:60]\n"
+    "    yield from [0x42] * 400\nclass B(bytearray):\n    def __init__(self):\n"
+    "        made.append(self)\n        super().__init__(items())\nb = B()\ndel made, b\n"
+    "print('made')\n"
+)
+
+
+@pytest.mark.parametrize("interpreter", ["as shipped", "repaired"])
+def test_bytearray_of_an_iterable_writes_inside_its_buffer(interpreter: str) -> None:
+    """CPython appends ``bytearray(iterable)``'s items in place while ``size + 1 < alloc``,
+    forgetting that ``del b[:k]`` moved the data's start into the block: an iterable that
+    deletes from the front has it write past the buffer. CPython's debug allocator sees the
+    bytes written past the block in an interpreter as shipped (it aborts), and none once the
+    worker's repair ran."""
+    repair = "from runtime.worker import _repairs\n_repairs.repair_bytearray_init()\n"
+    program = (repair if interpreter == "repaired" else "") + _FRONT_DELETED
+    done = subprocess.run(
+        boot_argv(program, options=("-X", "dev")),
+        capture_output=True,
+        text=True,
+    )
+    if interpreter == "repaired":
+        assert done.returncode == 0 and done.stdout == "made\n", done.stderr
+    else:
+        assert done.returncode != 0 and "bad trailing pad byte" in done.stderr, done.stderr
 
 
 _SEALING_PROBE = (

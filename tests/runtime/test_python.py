@@ -304,10 +304,36 @@ CASES: dict[str, str] = {
         "W(width=5).wrap('ab-cd ef'), M3().f(), S().close(), L([4]).first, "
         "str(copy.copy(ValueError('x')))]"
     ),
+    "classes from outside mixed with the snippet's own ABCs, and a builtin as an override": (
+        "import abc, typing, json, datetime\nclass A(metaclass=abc.ABCMeta):\n"
+        "    @abc.abstractmethod\n    def f(self): ...\nclass B(A, abc.ABC):\n"
+        "    def f(self):\n        return 'b'\nclass M(A, typing.Mapping):\n"
+        "    def f(self):\n        return 1\n    def __getitem__(self, k):\n        return k\n"
+        "    def __len__(self):\n        return 0\n    def __iter__(self):\n"
+        "        return iter([])\nclass Enc(json.JSONEncoder):\n    default = str\n"
+        "[B().f(), M().f(), json.dumps({'t': datetime.date(2020, 1, 1)}, cls=Enc)]"
+    ),
+    "a __getattribute__ that asks object's, or super()'s": (
+        "seen = []\nclass P:\n    def __init__(self):\n        self.x = 1\n"
+        "    def __getattribute__(self, name):\n        seen.append(name)\n"
+        "        return object.__getattribute__(self, name)\nclass Q(P):\n"
+        "    def __getattribute__(self, name):\n        return super().__getattribute__(name)\n"
+        "p, q = P(), Q()\ntry:\n    p.y\nexcept AttributeError as e:\n    m = str(e)\n"
+        "[p.x, q.x, m, 'x' in seen, type(p).__name__]"
+    ),
     "__dict__ written in place on subclasses of ABC and Exception": (
         "import abc\nclass A(abc.ABC):\n    def __init__(self, **kw):\n"
         "        self.__dict__.update(kw)\nclass E(Exception):\n    def __init__(self, **kw):\n"
         "        vars(self).update(kw)\n[A(a=1).a, E(b=2).b]"
+    ),
+    "bytearray of an iterable that changes the bytearray being made": (
+        "made = []\ndef items():\n    made[0].extend(b'A' * 150)\n    del made[0][:60]\n"
+        "    yield from [0x42] * 5\nclass B(bytearray):\n    def __init__(self):\n"
+        "        made.append(self)\n        super().__init__(items())\nb = B()\nout = []\n"
+        "for bad in ([256], [-1], 1.5, ['a']):\n    try:\n        bytearray(bad)\n"
+        "    except (ValueError, TypeError) as e:\n        out.append(str(e))\n"
+        "[len(b), b[85:].hex(), list(bytearray(range(3))), list(bytearray(2)), "
+        "bytearray('é', 'utf-8').hex(), list(bytearray(source=[1])), out]"
     ),
     "a cached function's own attributes win over the cache's (update_wrapper)": (
         "import functools\ndef f(x):\n    return x\nf.cache_info = lambda: 'mine'\n"
