@@ -90,6 +90,11 @@ GUARDED: dict[str, tuple[str, str]] = {
         "seen = set()\nfor i in range(1_000_000):\n    seen.add(i % 5000)\n",
         "len(seen)",
     ),
+    "200k lru_cache calls (mostly misses)": (
+        "import functools\n@functools.lru_cache(maxsize=1024)\ndef sq(n):\n    return n * n\n"
+        "t = 0\nfor i in range(200_000):\n    t += sq(i % 2000)\n",
+        "t",
+    ),
     "1M calls of the snippet's own methods": (
         "class V:\n    def __init__(self, n):\n        self.n = n\n"
         "    def plus(self, other, k=1):\n        return self.n + other.n * k\n"

@@ -133,7 +133,10 @@ def _exception_state(y: BaseException, state: Any) -> None:
         return
     for name, _ in items:
         if type(name) is not str or (name.startswith("_") and name != "__notes__"):
-            raise TypeError(f"cannot copy a {type(y).__name__}: its state names {name!r}")
+            raise TypeError(
+                f"cannot copy a {type(y).__name__}: its state names {name!r}, which is private; "
+                "keep the exception's own data in public attributes"
+            )
     _EXCEPTION_STATE(y, dict(items))
 
 
@@ -380,7 +383,8 @@ class _Copy:
             if not ADOPTION.owns(y):
                 raise TypeError(
                     f"cannot copy: the recipe made a {type(y).__name__}, an object from outside "
-                    "the snippet that it may share, and would change it with its __setstate__"
+                    "the snippet that it may share, and would change it with its __setstate__; "
+                    "have __reduce__ call the class itself (with the state as its arguments)"
                 )
             _called(y, hook, "__setstate__", state)
             return
