@@ -951,8 +951,10 @@ def _check_shadowed(kind: type, name: str, defined: Callable[[type], bool], hold
         )
 
 
-_STATE_READERS = ("__getattribute__", "__getattr__")
-"""What would answer an outside base's reads of its own state instead of the instance."""
+_STATE_READERS = ("__getattribute__", "__getattr__", "__setattr__", "__delattr__")
+"""What would answer an outside base's reads of its own state instead of the instance, or be
+handed that state by the base's own writes (``ExitStack.pop_all`` sets a new stack's
+``_exit_callbacks`` to its deque of the runtime's own exit functions)."""
 
 
 def check_class_state(
@@ -980,8 +982,11 @@ def check_class_state(
             if text in state or text in _STATE_READERS:
                 raise _deny(
                     f"class {name} with {text}",
-                    f"{state.get(text, 'a base')} from outside the snippet reads its private "
-                    "state from the instance, and trusts what it finds",
+                    f"{state.get(text) or min(state.values())} from outside the snippet keeps "
+                    "private state "
+                    "on the instance and trusts what it finds there (a class made from it "
+                    "defines none of its names, nor __getattribute__, __getattr__, __setattr__ "
+                    "or __delattr__)",
                 )
 
 

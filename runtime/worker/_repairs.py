@@ -283,6 +283,11 @@ def repair() -> dict[str, Any]:
         "are told, so a finalizer it runs reads it back from them, freed): type's __setattr__ "
         "and __delattr__ hold it until CPython has invalidated them"
     )
+    repair_decimal_compare()
+    repaired.append(
+        f"{DECIMAL_CONTEXT} (Decimal's comparisons borrow the current context and run the "
+        "snippet's __class__ before they write to it): they hold it"
+    )
     repair_bytearray_init()
     repaired.append(
         f"{BYTEARRAY_INIT} (appending in place, bytearray(iterable) forgets that deleting from "
@@ -1672,3 +1677,50 @@ def repair_bytearray_init() -> None:
     iterates in Python before CPython copies the bytes."""
     _check_layout()
     _in_python(bytearray, "__init__", _INIT, _bytearray_init)
+
+
+# -- Decimal comparisons ---------------------------------------------------------------------
+
+DECIMAL_CONTEXT = "gh-148382"
+"""Open: ``_decimal``'s comparisons borrow the current context (``CURRENT_CONTEXT`` drops its
+reference at once), then ask ``isinstance(other, numbers.Rational)``, which runs the snippet's
+``__class__``; a ``localcontext()`` left from there frees the context, and a NaN comparison
+then writes its status bits into the freed block (an attack pass changed an immutable
+``bytes`` with them, and crashed the worker)."""
+
+_COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+
+
+def _holding_context(name: str, native: Any) -> Any:
+    import decimal
+
+    current = decimal.getcontext  # a new reference to the thread's current context
+
+    def compare(self: Any, value: Any, /) -> Any:
+        held = current()  # alive until CPython's comparison returns, whatever it ran
+        try:
+            return native(self, value)
+        finally:
+            del held
+
+    compare.__qualname__, compare.__module__ = f"Decimal.{name}", "decimal"
+    compare.__doc__ = native.__doc__
+    return compare
+
+
+def repair_decimal_compare() -> None:
+    """Decimal's six comparisons hold the current context while CPython's run: the type's
+    comparison slot becomes the one a class with ``__lt__`` in Python has, for ``Decimal``
+    and every subclass that exists."""
+    import decimal
+
+    _check_layout()
+    cls = decimal.Decimal
+    generic, original = _generic_slot(), _slot(cls).value
+    if original == generic:
+        return
+    natives = {name: vars(cls)[name] for name in _COMPARISONS}
+    _install(cls, {name: _holding_context(name, natives[name]) for name in _COMPARISONS})
+    _repoint(cls, _slot, original, generic)
+    if _slot(cls).value != generic:
+        raise RepairError("Decimal's comparisons are still CPython's")

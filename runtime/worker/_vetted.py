@@ -44,6 +44,7 @@ import random
 import re
 import struct
 import sys
+import textwrap
 import types
 import typing
 import zoneinfo
@@ -1153,11 +1154,33 @@ def _forward_ref_init(
     self.__forward_module__ = module
 
 
+_real_munge = textwrap.TextWrapper._munge_whitespace
+
+
+def _munge_whitespace(self: Any, text: Any) -> Any:
+    """``TextWrapper``'s first step, on exact text: it hands the class's translation table,
+    shared by every wrapper in the worker, to the text's ``translate``."""
+    return _real_munge(self, str.__str__(text) if isinstance(text, str) else text)
+
+
+_real_flag_missing = vars(enum.Flag)["_missing_"].__func__
+
+
+def _flag_missing(cls: Any, value: Any) -> Any:
+    """``Flag._missing_`` of an exact int: it keeps the value in the class's member map, and
+    ``re.I | n`` hands it whatever an int subclass's ``__ror__`` answered (a snippet's object
+    in ``RegexFlag``'s map, shared by the worker)."""
+    if isinstance(value, int) and type(value) is not int:
+        value = int.__int__(value)
+    return _real_flag_missing(cls, value)
+
+
 def patch_stdlib() -> None:
     """In the process that builds the facades (the zygote, whose workers run snippets; never
     the host): dataclasses' ``exec`` trusted, typing's and enum's frame walks gone, the
     wrapper a context decorator makes vetted, fractions made of exact numbers only,
-    ``re.escape`` of exact text, the Python ``OrderedDict`` and the checked ``deque`` in
+    ``re.escape`` and ``TextWrapper`` of exact text, flags kept as exact ints, the Python
+    ``OrderedDict`` and the checked ``deque`` in
     ``typing``, forward references never compiled."""
     dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
     typing._caller = _caller  # type: ignore[attr-defined]
@@ -1166,6 +1189,8 @@ def patch_stdlib() -> None:
     contextlib.ContextDecorator.__call__ = _decorator_call  # type: ignore[method-assign]
     fractions.Fraction.__new__ = staticmethod(_fraction_new)  # type: ignore[method-assign]
     re.escape = _escape
+    textwrap.TextWrapper._munge_whitespace = _munge_whitespace  # type: ignore[method-assign]
+    enum.Flag._missing_ = classmethod(_flag_missing)  # type: ignore[assignment]
     random._accumulate = accumulate  # type: ignore[attr-defined]  # random.choices' own
     csv.reader = csv_reader  # DictReader reads it from the module
     collections._count_elements = _count_elements  # type: ignore[attr-defined]

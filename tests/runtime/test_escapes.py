@@ -1951,6 +1951,30 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "class B with __getattribute__ is not allowed",
         ),
+        "a __setattr__ handed ExitStack's deque of exit functions by pop_all": Refusal(
+            "import contextlib\nmode = [0]\nclass S(contextlib.ExitStack):\n"
+            "    def __new__(cls):\n        return super().__new__(S2 if mode[0] else cls)\n"
+            "class S2(S):\n    def __setattr__(self, name, value):\n        pass",
+            "policy",
+            "class S2 with __setattr__ is not allowed: _BaseExitStack from outside the snippet keeps "
+            "private state on the instance",
+        ),
+        "TextWrapper handing its shared translation table to a str subclass": Refusal(
+            "import textwrap\nseen = []\nclass S(str):\n    def expandtabs(self, tabsize=8):\n"
+            "        return self\n    def translate(self, table):\n        seen.append(table)\n"
+            "        return str(self)\ntextwrap.wrap(S('a b c'), width=10)\nseen[0]",
+            "runtime",
+            "list index out of range",
+        ),
+        "an int subclass's __ror__ planting itself in RegexFlag's member map": Refusal(
+            "import re\nclass Y(int):\n    def __ror__(self, other):\n"
+            "        return Y(int.__or__(int(self), other))\n    def __hash__(self):\n"
+            "        return int(self)\n    def __eq__(self, other):\n"
+            "        return int(self) == other\nre.I | Y(1 << 20)\n"
+            "raise ValueError('value of type ' + type((re.I | (1 << 20)).value).__name__)",
+            "runtime",
+            "value of type int",
+        ),
         "copy's recipe answering a shared object to set its state": Refusal(
             "import copy, uuid\nclass R:\n    def __reduce_ex__(self, proto):\n"
             "        return (lambda: uuid.NAMESPACE_DNS, (), {'int': 7, 'is_safe': None})\n"
@@ -2650,6 +2674,19 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "    m = 'KeyError'\njunk = [[1 << 40, 0, 0] for _ in range(2000)]\n"
         "[m, f.cache_info().currsize, f(b)]",
         ["KeyError", 2, 11],
+    ),
+    "a Decimal comparison whose operand's __class__ frees the context (gh-148382)": (
+        "from decimal import Decimal, localcontext\nfrom fractions import Fraction\n"
+        "Decimal(1) < Fraction(1, 3)\nstate = {'m': localcontext()}\nstate['m'].__enter__()\n"
+        "junk = []\nclass W:\n    def __getattribute__(self, name):\n"
+        "        if name == '__class__':\n            m = state['m']\n"
+        "            if m is not None:\n                m.__exit__(None, None, None)\n"
+        "                state['m'] = None\n                m = None\n"
+        "                junk.extend(bytes(63) for _ in range(50))\n            return Fraction\n"
+        "        return 1 if name == 'numerator' else 3\ntry:\n    r = Decimal('NaN') < W()\n"
+        "except Exception as e:\n    r = type(e).__name__\n"
+        "[r, [i for i, j in enumerate(junk) if j != bytes(63)]]",
+        ["InvalidOperation", []],
     ),
     "property.getter(None), many times over (gh-115618)": (
         "def f(self):\n    'doc of f'\n    return 1\ndef s(self, v):\n    pass\n"

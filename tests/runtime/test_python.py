@@ -326,6 +326,12 @@ CASES: dict[str, str] = {
         "        self.__dict__.update(kw)\nclass E(Exception):\n    def __init__(self, **kw):\n"
         "        vars(self).update(kw)\n[A(a=1).a, E(b=2).b]"
     ),
+    "Decimal comparisons with other numbers": (
+        "from decimal import Decimal as D\nfrom fractions import Fraction as F\n"
+        "class E(D):\n    pass\n[D(1) < F(1, 3), D(1) == 1, D('1.5') > 1.2, D(2) <= D(2), "
+        "D(1) != 2, E(3) >= 2, sorted([D(2), 1, F(1, 2)]) == [F(1, 2), 1, D(2)], "
+        "hash(D(2)) == hash(2)]"
+    ),
     "bytearray of an iterable that changes the bytearray being made": (
         "made = []\ndef items():\n    made[0].extend(b'A' * 150)\n    del made[0][:60]\n"
         "    yield from [0x42] * 5\nclass B(bytearray):\n    def __init__(self):\n"
