@@ -1575,7 +1575,7 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
 
     def consumed(name: str, arg: Any) -> Any:
         """What a plain-data method that iterates its argument may iterate."""
-        if name not in _CONSUMERS or type(arg) in PLAIN or isinstance(arg, dict):
+        if name not in _CONSUMERS or type(arg) in PLAIN or issubclass(type(arg), dict):
             return arg
         return list(guarded_iter(arg))
 

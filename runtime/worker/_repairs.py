@@ -284,9 +284,12 @@ def repair() -> dict[str, Any]:
         "and __delattr__ hold it until CPython has invalidated them"
     )
     repair_decimal_compare()
+    repair_decimal_signals()
     repaired.append(
-        f"{DECIMAL_CONTEXT} (Decimal's comparisons borrow the current context and run the "
-        "snippet's __class__ before they write to it): they hold it"
+        f"{DECIMAL_CONTEXT} (Decimal's comparisons and __format__ borrow the current context "
+        "and run the snippet's code before they use it): they hold it; "
+        f"{DECIMAL_SIGNALS} (a context's traps and flags point into it without a reference): "
+        "a context whose traps or flags were read lives as long as the worker"
     )
     repair_bytearray_init()
     repaired.append(
@@ -1724,3 +1727,61 @@ def repair_decimal_compare() -> None:
     _repoint(cls, _slot, original, generic)
     if _slot(cls).value != generic:
         raise RepairError("Decimal's comparisons are still CPython's")
+
+
+DECIMAL_SIGNALS = "gh-146011"
+"""Open in 3.11: a context's ``traps`` and ``flags`` are dicts that point into the context
+without a reference to it; one kept past its context's end writes and reads the freed block
+(an attack pass forged a ``bytearray`` over all memory with them)."""
+
+_GETATTRO = 18 * 8  # offsetof(PyTypeObject, tp_getattro) on a 64-bit CPython 3.11/3.12
+_SIGNAL_HOLDERS: list[Any] = []
+"""Every context whose ``traps`` or ``flags`` were read, alive as long as the worker (which
+runs one execution): its signal dicts may outlive every other reference to it."""
+
+
+def _context_getattribute() -> Any:
+    import decimal
+
+    native = vars(decimal.Context)["__getattribute__"]  # CPython's, answering traps and flags
+    keep = _SIGNAL_HOLDERS.append
+
+    def __getattribute__(self: Any, name: Any, /) -> Any:
+        value = native(self, name)
+        if isinstance(name, str) and str.__str__(name) in ("traps", "flags"):
+            keep(self)
+        return value
+
+    __getattribute__.__qualname__ = "Context.__getattribute__"
+    __getattribute__.__module__ = "decimal"
+    __getattribute__.__doc__ = native.__doc__
+    return __getattribute__
+
+
+def _format_holding_context() -> Any:
+    import decimal
+
+    native = vars(decimal.Decimal)["__format__"]
+    current = decimal.getcontext
+
+    def __format__(self: Any, *args: Any) -> Any:
+        held = current()  # the override dict's keys run the snippet's __eq__ before CPython
+        try:  # uses the context it borrowed (gh-148382)
+            return native(self, *args)
+        finally:
+            del held
+
+    __format__.__qualname__, __format__.__module__ = "Decimal.__format__", "decimal"
+    __format__.__doc__ = native.__doc__
+    return __format__
+
+
+def repair_decimal_signals() -> None:
+    """A context whose signal dicts were read stays alive; ``Decimal.__format__`` holds the
+    current context as the comparisons do."""
+    import decimal
+
+    _check_layout()
+    _in_python(decimal.Context, "__getattribute__", _GETATTRO, _context_getattribute)
+    if type(vars(decimal.Decimal)["__format__"]) is not types.FunctionType:
+        _install(decimal.Decimal, {"__format__": _format_holding_context()})

@@ -21,6 +21,7 @@ The guards they use are those of the running execution, reached through :data:`A
 
 from __future__ import annotations
 
+import _strptime  # type: ignore[import-not-found]
 import abc
 import ast
 import collections
@@ -1114,17 +1115,79 @@ def dumps(obj: Any, *, cls: Any = None, default: Any = None, **options: Any) -> 
     return json.dumps(obj, cls=encoder, default=default, **options)
 
 
+def exact(value: Any) -> Any:
+    """``value`` as exact ``str``, ``bytes`` or ``int`` where it is a subclass of one (an enum
+    member as it is): the standard library keys caches shared by the worker on what it is
+    given (re's compiled patterns, struct's formats, strptime's regexes), and a subclass's
+    ``__hash__`` and ``__eq__`` would answer for every later caller's exact text."""
+    kind = type(value)
+    if kind is str or kind is bytes or kind is int or isinstance(kind, enum.EnumType):
+        return value
+    if issubclass(kind, str):  # never isinstance: a __class__ could answer it
+        return str.__str__(value)
+    if issubclass(kind, bytes):
+        return bytes.__getitem__(value, slice(None))
+    if issubclass(kind, int) and kind is not bool:
+        return int.__int__(value)
+    return value
+
+
 _real_escape = re.escape
 
 
 def _escape(pattern: Any) -> Any:
     """``re.escape`` of exact text: it hands re's own translation table to the pattern's
     ``translate``, which a ``str`` subclass could keep and change for every later caller."""
-    if isinstance(pattern, str):
-        pattern = str.__str__(pattern)
-    elif isinstance(pattern, bytes):
-        pattern = bytes(pattern)
-    return _real_escape(pattern)
+    return _real_escape(exact(pattern))
+
+
+_real_compile = re._compile  # type: ignore[attr-defined]
+_real_compile_repl = re._compile_repl  # type: ignore[attr-defined]
+
+
+def _re_compile(pattern: Any, flags: Any) -> Any:
+    """What every function of re compiles through, on exact text and flags (its cache)."""
+    return _real_compile(exact(pattern), exact(flags))
+
+
+def _re_compile_repl(repl: Any, pattern: Any) -> Any:
+    """What ``sub`` and ``subn`` parse a replacement template with, on exact text (cached)."""
+    return _real_compile_repl(exact(repl), pattern)
+
+
+_real_strptime = _strptime._strptime
+
+
+def _exact_strptime(data_string: Any, format: Any = "%a %b %d %H:%M:%S %Y") -> Any:
+    """``time.strptime`` and ``datetime.strptime``'s parser, on exact text (its regex cache)."""
+    return _real_strptime(exact(data_string), exact(format))
+
+
+def _struct_functions() -> dict[tuple[str, str], Any]:
+    """struct's functions, given an exact format (struct caches what it compiles by it)."""
+
+    def pack(format: Any, /, *values: Any) -> bytes:
+        return struct.pack(exact(format), *values)
+
+    def unpack(format: Any, buffer: Any, /) -> tuple[Any, ...]:
+        return struct.unpack(exact(format), buffer)
+
+    def calcsize(format: Any, /) -> int:
+        return struct.calcsize(exact(format))
+
+    def iter_unpack(format: Any, buffer: Any, /) -> Any:
+        return struct.iter_unpack(exact(format), buffer)
+
+    def pack_into(format: Any, buffer: Any, offset: Any, /, *values: Any) -> None:
+        struct.pack_into(exact(format), buffer, offset, *values)
+
+    def unpack_from(format: Any, /, buffer: Any, offset: Any = 0) -> tuple[Any, ...]:
+        return struct.unpack_from(exact(format), buffer, offset)
+
+    made = (pack, unpack, calcsize, iter_unpack, pack_into, unpack_from)
+    for function in made:
+        function.__doc__ = getattr(struct, function.__name__).__doc__
+    return {("struct", function.__name__): function for function in made}
 
 
 def _forward_ref_init(
@@ -1179,7 +1242,8 @@ def patch_stdlib() -> None:
     """In the process that builds the facades (the zygote, whose workers run snippets; never
     the host): dataclasses' ``exec`` trusted, typing's and enum's frame walks gone, the
     wrapper a context decorator makes vetted, fractions made of exact numbers only,
-    ``re.escape`` and ``TextWrapper`` of exact text, flags kept as exact ints, the Python
+    ``re.escape``, ``TextWrapper``, re's and strptime's caches of exact text, flags kept as
+    exact ints, the Python
     ``OrderedDict`` and the checked ``deque`` in
     ``typing``, forward references never compiled."""
     dataclasses._create_fn = _trusted_create_fn  # type: ignore[attr-defined]
@@ -1189,6 +1253,9 @@ def patch_stdlib() -> None:
     contextlib.ContextDecorator.__call__ = _decorator_call  # type: ignore[method-assign]
     fractions.Fraction.__new__ = staticmethod(_fraction_new)  # type: ignore[method-assign]
     re.escape = _escape
+    re._compile = _re_compile  # type: ignore[attr-defined]
+    re._compile_repl = _re_compile_repl  # type: ignore[attr-defined]
+    _strptime._strptime = _exact_strptime
     textwrap.TextWrapper._munge_whitespace = _munge_whitespace  # type: ignore[method-assign]
     enum.Flag._missing_ = classmethod(_flag_missing)  # type: ignore[assignment]
     random._accumulate = accumulate  # type: ignore[attr-defined]  # random.choices' own
@@ -1678,6 +1745,7 @@ def vetted_makers() -> dict[tuple[str, str], Any]:
         ("collections", "deque"): Deque,
         ("functools", "wraps"): wraps,
         ("struct", "Struct"): Struct,
+        **_struct_functions(),
         ("csv", "Sniffer"): Sniffer,
         ("csv", "reader"): csv_reader,
         ("functools", "update_wrapper"): update_wrapper,

@@ -2688,6 +2688,25 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "[r, [i for i, j in enumerate(junk) if j != bytes(63)]]",
         ["InvalidOperation", []],
     ),
+    "a context's traps and flags kept past the context (gh-146011)": (
+        "from decimal import Context, DivisionByZero, InvalidOperation\n"
+        "t = Context().traps\nf = Context().flags\nheld = [bytes(63) for i in range(200)]\n"
+        "t[DivisionByZero] = False\nt[InvalidOperation] = True\nf[DivisionByZero] = True\n"
+        "[[i for i, b in enumerate(held) if b != bytes(63)], t[InvalidOperation], "
+        "t[DivisionByZero], f[DivisionByZero]]",
+        [[], True, False, True],
+    ),
+    "Decimal.__format__ whose override's key frees the context (gh-148382)": (
+        "from decimal import Decimal, localcontext\ncm = localcontext()\ncm.__enter__()\n"
+        "junk = []\narmed = False\nclass K:\n    def __hash__(self):\n"
+        "        return hash('decimal_point')\n    def __eq__(self, o):\n        global cm\n"
+        "        if armed and cm is not None:\n            cm.__exit__(None, None, None)\n"
+        "            cm = None\n            data = bytes(20) + (1).to_bytes(4, 'little') + "
+        "bytes(39)\n            junk.extend(bytes(data) for i in range(64))\n"
+        "        return False\no = {K(): '.'}\no['decimal_point'] = '.'\narmed = True\n"
+        "Decimal('1.5').__format__('.0f', o)",
+        "2",
+    ),
     "property.getter(None), many times over (gh-115618)": (
         "def f(self):\n    'doc of f'\n    return 1\ndef s(self, v):\n    pass\n"
         "g = property().getter\nfor i in range(100_000):\n    g(None)\n"
@@ -2931,3 +2950,42 @@ async def test_a_refused_default_is_never_stored(fab: Fabric) -> None:
         "return list(d.values()), dict(counts), isinstance(counts, collections.defaultdict)"
     )
     assert result.ok and result.value == [[], {"a": 2}, True], result.text
+
+
+async def test_a_lying_key_never_answers_for_exact_text_in_a_shared_cache(fab: Fabric) -> None:
+    """re, struct and strptime cache what they compile by the text they were given: a str or
+    int subclass hashing as another text and equal to anything would answer every later
+    caller's exact lookup (the runtime's own re.match of an error message included). The
+    facades hand the caches exact text, so the exact calls give CPython's answers."""
+    code = (
+        "import re, struct, time\nclass S(str):\n    def __hash__(self):\n"
+        "        return hash(self.twin)\n    def __eq__(self, other):\n        return True\n"
+        "def lying(text, twin):\n    s = S(text)\n    s.twin = twin\n    return s\n"
+        "class F(int):\n    def __hash__(self):\n        return 0\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "time.strptime('30', lying('%M', '%H'))\nre.compile(lying('a b', 'a b'), F(64))\n"
+        "re.sub(r'(b)', lying(r'X\\1', r'<\\1>'), 'abc')\nstruct.pack(lying('>I', '<I'), 1)\n"
+        "[time.strptime('12', '%H').tm_hour, bool(re.fullmatch('a b', 'ab')), "
+        "re.sub(r'(b)', r'<\\1>', 'abc'), struct.unpack('<I', struct.pack('<I', 1))[0], "
+        "struct.pack('<I', 1)[0]]"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.value == [12, False, "a<b>c", 1, 1]
+
+
+async def test_a_class_claiming_to_be_a_dict_is_still_iterated_through_the_guard(
+    fab: Fabric,
+) -> None:
+    """``list.extend`` takes a dict as it is; an object whose ``__class__`` answers ``dict``
+    is not one, and is iterated through the guard first, as any other iterable is."""
+    code = (
+        "seen = []\nlst = []\nclass Spoof:\n    def __getattribute__(self, name):\n"
+        "        if name == '__class__':\n            return dict\n"
+        "        return object.__getattribute__(self, name)\n    def __iter__(self):\n"
+        "        for i in range(4):\n            seen.append(len(lst))\n            yield i\n"
+        "lst.extend(Spoof())\n[isinstance(Spoof(), dict), seen, lst]"
+    )
+    result = await fab.exec(code)
+    assert result.ok, result.text
+    assert result.value == [True, [0, 0, 0, 0], [0, 1, 2, 3]]

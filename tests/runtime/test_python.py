@@ -326,6 +326,13 @@ CASES: dict[str, str] = {
         "        self.__dict__.update(kw)\nclass E(Exception):\n    def __init__(self, **kw):\n"
         "        vars(self).update(kw)\n[A(a=1).a, E(b=2).b]"
     ),
+    "decimal contexts, their traps and flags, and formatting": (
+        "import decimal\nc = decimal.Context(prec=5, traps=[decimal.DivisionByZero])\n"
+        "c.traps[decimal.InvalidOperation] = False\nc.flags[decimal.DivisionByZero] = True\n"
+        "with decimal.localcontext(c) as d:\n    p = d.prec\n"
+        "[p, c.traps[decimal.InvalidOperation], c.flags[decimal.DivisionByZero], c.prec, "
+        "format(decimal.Decimal('1234.5678'), ',.2f'), f'{decimal.Decimal(2.5):.0f}']"
+    ),
     "Decimal comparisons with other numbers": (
         "from decimal import Decimal as D\nfrom fractions import Fraction as F\n"
         "class E(D):\n    pass\n[D(1) < F(1, 3), D(1) == 1, D('1.5') > 1.2, D(2) <= D(2), "
