@@ -983,10 +983,9 @@ def check_class_state(
                 raise _deny(
                     f"class {name} with {text}",
                     f"{state.get(text) or min(state.values())} from outside the snippet keeps "
-                    "private state "
-                    "on the instance and trusts what it finds there (a class made from it "
-                    "defines none of its names, nor __getattribute__, __getattr__, __setattr__ "
-                    "or __delattr__)",
+                    "private state on the instance and trusts what it finds there (a class "
+                    "made from it defines none of its names, nor __getattribute__, __getattr__, "
+                    "__setattr__ or __delattr__)",
                 )
 
 

@@ -1735,21 +1735,21 @@ without a reference to it; one kept past its context's end writes and reads the 
 (an attack pass forged a ``bytearray`` over all memory with them)."""
 
 _GETATTRO = 18 * 8  # offsetof(PyTypeObject, tp_getattro) on a 64-bit CPython 3.11/3.12
-_SIGNAL_HOLDERS: list[Any] = []
-"""Every context whose ``traps`` or ``flags`` were read, alive as long as the worker (which
-runs one execution): its signal dicts may outlive every other reference to it."""
+_SIGNAL_HOLDERS: dict[int, Any] = {}
+"""Every context whose ``traps`` or ``flags`` were read, by id, alive as long as the worker
+(which runs one execution): its signal dicts may outlive every other reference to it."""
 
 
 def _context_getattribute() -> Any:
     import decimal
 
     native = vars(decimal.Context)["__getattribute__"]  # CPython's, answering traps and flags
-    keep = _SIGNAL_HOLDERS.append
+    keep = _SIGNAL_HOLDERS.setdefault
 
     def __getattribute__(self: Any, name: Any, /) -> Any:
         value = native(self, name)
         if isinstance(name, str) and str.__str__(name) in ("traps", "flags"):
-            keep(self)
+            keep(id(self), self)
         return value
 
     __getattribute__.__qualname__ = "Context.__getattribute__"

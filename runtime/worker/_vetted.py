@@ -1116,13 +1116,15 @@ def dumps(obj: Any, *, cls: Any = None, default: Any = None, **options: Any) -> 
 
 
 def exact(value: Any) -> Any:
-    """``value`` as exact ``str``, ``bytes`` or ``int`` where it is a subclass of one (an enum
-    member as it is): the standard library keys caches shared by the worker on what it is
-    given (re's compiled patterns, struct's formats, strptime's regexes), and a subclass's
-    ``__hash__`` and ``__eq__`` would answer for every later caller's exact text."""
+    """``value`` as exact ``str``, ``bytes`` or ``int`` where it is a subclass of one (a member
+    of an enum from outside as it is): the standard library keys caches shared by the worker
+    on what it is given (re's compiled patterns, struct's formats, strptime's regexes), and a
+    subclass's ``__hash__`` and ``__eq__`` would answer for every later exact lookup."""
     kind = type(value)
-    if kind is str or kind is bytes or kind is int or isinstance(kind, enum.EnumType):
+    if kind is str or kind is bytes or kind is int:
         return value
+    if isinstance(kind, enum.EnumType) and not ADOPTION.owns(value):
+        return value  # re.I | re.M: enum's own methods hash and compare it
     if issubclass(kind, str):  # never isinstance: a __class__ could answer it
         return str.__str__(value)
     if issubclass(kind, bytes):
@@ -1223,7 +1225,7 @@ _real_munge = textwrap.TextWrapper._munge_whitespace
 def _munge_whitespace(self: Any, text: Any) -> Any:
     """``TextWrapper``'s first step, on exact text: it hands the class's translation table,
     shared by every wrapper in the worker, to the text's ``translate``."""
-    return _real_munge(self, str.__str__(text) if isinstance(text, str) else text)
+    return _real_munge(self, exact(text))
 
 
 _real_flag_missing = vars(enum.Flag)["_missing_"].__func__

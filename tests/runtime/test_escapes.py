@@ -2965,7 +2965,11 @@ async def test_a_lying_key_never_answers_for_exact_text_in_a_shared_cache(fab: F
         "    def __eq__(self, other):\n        return True\n"
         "time.strptime('30', lying('%M', '%H'))\nre.compile(lying('a b', 'a b'), F(64))\n"
         "re.sub(r'(b)', lying(r'X\\1', r'<\\1>'), 'abc')\nstruct.pack(lying('>I', '<I'), 1)\n"
-        "[time.strptime('12', '%H').tm_hour, bool(re.fullmatch('a b', 'ab')), "
+        "import enum\nclass G(enum.IntFlag):\n    V = 64\n    def __hash__(self):\n"
+        "        return 0\n    def __eq__(self, other):\n        return True\n"
+        "re.compile('a c', G.V)\n"
+        "[time.strptime('12', '%H').tm_hour, bool(re.fullmatch('a b', 'ab')) or "
+        "bool(re.fullmatch('a c', 'ac')), "
         "re.sub(r'(b)', r'<\\1>', 'abc'), struct.unpack('<I', struct.pack('<I', 1))[0], "
         "struct.pack('<I', 1)[0]]"
     )
