@@ -699,6 +699,63 @@ def check_namespace(name: str, namespace: Any) -> None:
             check_name(attribute)
 
 
+@final_class
+class InstanceDict(dict):  # type: ignore[type-arg]
+    """``vars(obj)`` and ``obj.__dict__`` of the snippet's object whose class derives from a
+    Python class from outside: a copy whose writes reach the object through the checks of
+    ``obj.name = value`` (a key written straight into the real dict could answer for the
+    base's own methods, ``Template.pattern``), so ``self.__dict__.update(kw)`` still sets
+    what it may and refuses the rest by name."""
+
+    __slots__ = ("_delete", "_set")
+
+    def __init__(
+        self, items: Any, set_: Callable[[str, Any], None], delete: Callable[[str], None]
+    ) -> None:
+        dict.__init__(self, items)
+        self._set, self._delete = set_, delete
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._set(key, value)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        dict.__getitem__(self, key)  # the KeyError, before anything changes
+        self._delete(key)
+        dict.__delitem__(self, key)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return dict.__getitem__(self, key)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        if key not in self:
+            return dict.pop(self, key, *default)
+        value = dict.__getitem__(self, key)
+        del self[key]
+        return value
+
+    def popitem(self) -> tuple[Any, Any]:
+        if not self:
+            raise KeyError("popitem(): dictionary is empty")
+        key, value = next(reversed(dict.items(self)))
+        del self[key]
+        return key, value
+
+    def clear(self) -> None:
+        for key in list(self):
+            del self[key]
+
+    def __ior__(self, other: Any) -> InstanceDict:  # type: ignore[misc]
+        self.update(other)
+        return self
+
+
 class NumericStore(ReadOnly):
     """An array's or a bytearray's item writes (``a[i] = v``, ``del a[i]``, ``a.append(v)``,
     ``a.insert(i, v)``, ``a.extend(xs)``, ``a.fromlist(xs)``) with every index and value
@@ -1049,7 +1106,7 @@ def _pure_result(func: Any) -> bool:
     )
 
 
-_WRITABLE_CONTAINERS = (list, dict, set, bytearray)
+_WRITABLE_CONTAINERS = (list, dict, set, bytearray, InstanceDict)
 _EXTENDED = frozenset({list, collections.deque})
 """Targets whose ``+=`` iterates the value natively."""
 _ARRAY = (array.array, bytearray)
@@ -1305,12 +1362,13 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
                 and not isinstance(obj, type)
                 and shadowing_names(type(obj), classes.defined)
             ):  # a copy: a write there natively would answer for the base's own methods
-                return admit_deep(dict(value), "attribute '__dict__'")
+                held = admit_deep(dict(value), "attribute '__dict__'")
+                return InstanceDict(held, *instance_writes(obj))
             if name == "__dict__" and state:
                 # a copy without what a base from outside keeps there (ExitStack's callbacks):
                 # neither the names nor the containers they hold are the snippet's
                 kept = {key: item for key, item in value.items() if key not in state}
-                return admit_deep(kept, "attribute '__dict__'")
+                return InstanceDict(admit_deep(kept, "attribute '__dict__'"), *instance_writes(obj))
             if name == "__dict__" or outside_based(obj):
                 # a base from outside (ExitStack, Enum) sets private state of its own there,
                 # and its class attributes (ZoneInfo's caches) are shared: those are copies
@@ -1328,6 +1386,27 @@ def make_guards(admission: Admission, classes: SnippetClasses) -> Guards:
             )
         value = _detached(read(obj, name))  # __dict__, __kwdefaults__, __defaults__
         return admit_deep(value, f"attribute {name!r}")
+
+    def instance_writes(obj: Any) -> tuple[Callable[[str, Any], None], Callable[[str], None]]:
+        """Writing and deleting ``obj``'s attributes in its own dict, each name first passing
+        the checks of ``obj.name = value`` (an :class:`InstanceDict`'s writes)."""
+
+        def checked(name: Any) -> str:
+            if type(name) is not str:
+                raise TypeError(f"attribute name must be string, not '{type(name).__name__}'")
+            attribute_name(name, "vars()")
+            if name in WRITE_REFUSED:
+                raise _deny(f"writing attribute {name!r}", "it changes what an object is")
+            guarded_write(obj, name)
+            return name
+
+        def set_(name: str, value: Any) -> None:
+            instance_dict(obj)[checked(name)] = value
+
+        def delete(name: str) -> None:
+            instance_dict(obj).pop(checked(name), None)
+
+        return set_, delete
 
     def slot_guard(original: Any, /, *args: Any) -> Any:
         """``object.__setattr__(obj, name, value)``, ``obj.__delattr__(name)``,

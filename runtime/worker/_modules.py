@@ -53,6 +53,7 @@ from typing import Any
 from contract import MODULES, NEVER
 from runtime.worker import _asyncio, _audit, _values
 from runtime.worker._copying import copy_, deepcopy, patch_dataclasses
+from runtime.worker._overrides import CACHED_OWN, own_function
 from runtime.worker._partial import partial
 from runtime.worker._places import patch_asyncio
 from runtime.worker._policy import DENIED_ATTRIBUTES
@@ -254,24 +255,27 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
 
     own_code = _lru_cache_members()
 
-    def cached(wrapper: Any) -> Any:
+    def cached(wrapper: Any, user_function: Any) -> Any:
         """A cache functools made, and the functions it gave it: only those (update_wrapper
         copied the cached function's ``__dict__`` over them, which the snippet may have
-        filled with anything it names ``cache_info``)."""
+        filled with anything it names ``cache_info``); a cache of the snippet's own function
+        counts as one of its functions (a property's getter)."""
         for name in ("cache_info", "cache_clear", "cache_parameters"):
             member = vars(wrapper).get(name)
             if type(member) is types.FunctionType and member.__code__ in own_code:
                 ADOPTION.vet(member)
+        if own_function(user_function) and type(wrapper) is types.FunctionType:
+            CACHED_OWN.add(wrapper)
         return ADOPTION.vet(wrapper)
 
     def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
         """functools.lru_cache, as a decorator or a decorator factory."""
         if callable(maxsize) and isinstance(typed, bool):  # @lru_cache on a function
-            return cached(functools.lru_cache(maxsize, typed))
+            return cached(functools.lru_cache(maxsize, typed), maxsize)
         decorating = functools.lru_cache(maxsize, typed)
 
         def decorating_function(user_function: Any) -> Any:
-            return cached(decorating(user_function))
+            return cached(decorating(user_function), user_function)
 
         decorating_function.__qualname__ = "lru_cache.<locals>.decorating_function"
         decorating_function.__module__ = "functools"
@@ -279,7 +283,7 @@ def _makers() -> dict[tuple[str, str], Callable[..., Any]]:
 
     def cache(user_function: Any, /) -> Any:
         """functools.cache."""
-        return cached(functools.cache(user_function))
+        return cached(functools.cache(user_function), user_function)
 
     def TypedDict(typename: Any, fields: Any = None, /, *, total: bool = True, **kw: Any) -> Any:
         """typing.TypedDict's functional form (``TypedDict('TD', {'a': int})``), made as a

@@ -48,11 +48,19 @@ _WRITTEN: weakref.WeakKeyDictionary[type, set[str]] = weakref.WeakKeyDictionary(
 _SHADOWING: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
 
 
+CACHED_OWN: weakref.WeakSet[Any] = weakref.WeakSet()
+"""functools' cache wrappers of the snippet's own functions (``@property`` over
+``@functools.cache``): they only call the snippet's function, or answer what it returned."""
+
+
 def own_function(value: Any) -> bool:
-    """``value`` is a function the snippet defined (or a class's checked ``__new__``)."""
+    """``value`` is a function the snippet defined (or a class's checked ``__new__``, or a
+    cache of one of its functions)."""
     if type(value) is not types.FunctionType:
         return False
-    return value.__code__.co_filename == FILENAME or value in STANDS_FOR_SNIPPET
+    return (
+        value.__code__.co_filename == FILENAME or value in STANDS_FOR_SNIPPET or value in CACHED_OWN
+    )
 
 
 def own_accessors(value: Any) -> bool:

@@ -33,7 +33,13 @@ from runtime.worker._channel import Channel, HostLink, Namespace, ProviderFuncti
 from runtime.worker._confine import Kernel
 from runtime.worker._exact import exact
 from runtime.worker._formatting import BoundFormat
-from runtime.worker._guards import NumericStore, SliceStore, SnippetClasses, make_guards
+from runtime.worker._guards import (
+    InstanceDict,
+    NumericStore,
+    SliceStore,
+    SnippetClasses,
+    make_guards,
+)
 from runtime.worker._heap import HEAP_MB, Heap
 from runtime.worker._help import Help
 from runtime.worker._modules import (
@@ -145,7 +151,7 @@ class Prepared:
             facade_members(self.facades),
             (
                 *(Facade, Namespace, ProviderFunction, BoundFormat, *HANDLES),
-                *(NumericStore, SliceStore, *GUARDED_MAKERS),
+                *(InstanceDict, NumericStore, SliceStore, *GUARDED_MAKERS),
             ),
             classes.defined,
         )

@@ -218,11 +218,14 @@ def repair() -> dict[str, Any]:
         f"{DEQUE_INDEX} (deque.index compares a borrowed item): deque's own index holds it"
     )
     repair_zoneinfo()
+    repair_zone_lookups()
     repaired.append(
         f"{ZONEINFO_INDEX} (the C TZif loader takes a transition index one past its local "
         "time types): TZif data is checked before the loader reads it; "
         f"{ZONEINFO_WEAK_CACHE} (ZoneInfo.clear_cache on a subclass drops its cache's only "
-        "reference and goes on using it): clear_cache holds it"
+        "reference and goes on using it): clear_cache holds it; "
+        f"{ZONE_LOOKUPS} (read as a datetime's fold, an object's bytes index the zone's "
+        "tables): they take a datetime or None"
     )
     repair_set_changes()
     repaired.append(
@@ -1600,7 +1603,7 @@ def _copying(name: str, natives: dict[str, Any]) -> Any:
                 return natives[accessor](self, current)
         return type(self)(None, None, None, doc_of(self))
 
-    copy.__qualname__, copy.__module__ = f"property.{name}", "builtins"
+    copy.__name__, copy.__qualname__, copy.__module__ = name, f"property.{name}", "builtins"
     copy.__doc__ = natives[name].__doc__
     return copy
 
@@ -1651,9 +1654,17 @@ def _bytearray_init() -> Any:
             native(self, *args, **kwargs)  # with an encoding: a str, never iterated
             return
         kind = type(source)
-        if source is None or isinstance(source, (int, str)) or hasattr(kind, "__index__"):
-            native(self, source)  # a count (resized after __index__) or its error
+        if source is None or isinstance(source, (int, str)):
+            native(self, source)  # a count, or CPython's error
             return
+        if hasattr(kind, "__index__"):
+            try:  # CPython's order: a count, unless __index__ raises TypeError
+                count = operator.index(source)
+            except TypeError:
+                pass  # then a buffer or an iterable, as CPython falls through
+            else:
+                native(self, count)
+                return
         try:
             memoryview(source).release()
         except TypeError:
@@ -1665,7 +1676,15 @@ def _bytearray_init() -> Any:
             native(self, source)  # CPython's TypeError
             return
         native(self)  # emptied first, as CPython does before it iterates
-        values = bytes([_byte(item) for item in source])
+        if kind is list or kind is tuple:  # made by CPython into new bytes, not into self
+            try:
+                values = bytes(source)
+            except ValueError as exc:
+                if str(exc) != "bytes must be in range(0, 256)":
+                    raise
+                raise ValueError("byte must be in range(0, 256)") from None
+        else:
+            values = bytes([_byte(item) for item in source])
         with memoryview(self) as view:  # what the iterable itself put there, kept first
             kept = view.tobytes()
         native(self, kept + values)
@@ -1785,3 +1804,36 @@ def repair_decimal_signals() -> None:
     _in_python(decimal.Context, "__getattribute__", _GETATTRO, _context_getattribute)
     if type(vars(decimal.Decimal)["__format__"]) is not types.FunctionType:
         _install(decimal.Decimal, {"__format__": _format_holding_context()})
+
+
+ZONE_LOOKUPS = "ZoneInfo.utcoffset, dst and tzname of any object"
+"""No CPython issue yet: the C ``ZoneInfo``'s ``utcoffset``, ``dst`` and ``tzname`` take any
+object as the datetime, ask it for ``toordinal()`` and its fields, then read its ``fold`` where
+a datetime keeps it: from a ``bytes`` its data, an index into the zone's tables (an attack
+pass read any address with it, and crashed the worker)."""
+
+
+def _zone_lookup(name: str, native: Any) -> Any:
+    import datetime
+
+    def lookup(self: Any, dt: Any, /) -> Any:
+        if dt is not None and not issubclass(type(dt), datetime.datetime):
+            raise TypeError(
+                f"{name}() argument 1 must be datetime.datetime or None, not {type(dt).__name__}"
+            )
+        return native(self, dt)
+
+    lookup.__name__, lookup.__qualname__ = name, f"ZoneInfo.{name}"
+    lookup.__module__, lookup.__doc__ = "zoneinfo", native.__doc__
+    return lookup
+
+
+def repair_zone_lookups() -> None:
+    """The C ``ZoneInfo``'s ``utcoffset``, ``dst`` and ``tzname`` take a datetime or None."""
+    import zoneinfo
+
+    cls = zoneinfo.ZoneInfo
+    natives = {name: vars(cls)[name] for name in ("utcoffset", "dst", "tzname")}
+    if all(type(native) is types.FunctionType for native in natives.values()):
+        return
+    _install(cls, {name: _zone_lookup(name, native) for name, native in natives.items()})

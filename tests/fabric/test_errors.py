@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -25,6 +25,7 @@ LIMIT_FIELDS = {"timeout_s": (0.1, 3600), "memory_mb": (16, 65536), "max_calls":
 
 
 @settings(max_examples=200, deadline=None)
+@example(field="max_calls", value="http")  # a value that reads like a link
 @given(
     field=st.sampled_from(sorted(LIMIT_FIELDS)),
     value=st.one_of(
@@ -45,8 +46,9 @@ def test_a_bad_limit_reads_in_the_users_terms(field: str, value: Any) -> None:
         return
     assert payload.code == "bad_arguments" and payload.usage
     assert payload.message.startswith(f"{flag} must be ")
-    assert "pydantic" not in payload.message and "http" not in payload.message
-    assert "Input should" not in payload.message
+    said = payload.message.replace(repr(value), "")  # the user's own value may say anything
+    assert "pydantic" not in said and "http" not in said
+    assert "Input should" not in said
 
 
 def test_a_validation_error_of_fabrics_own_is_internal(caplog: pytest.LogCaptureFixture) -> None:

@@ -1666,12 +1666,14 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "it is private state of _BaseExitStack",
         ),
-        "ExitStack's callbacks replaced through vars (a copy)": Refusal(
-            "import contextlib\nclass X(contextlib.ExitStack):\n    pass\nx = X()\nlst = []\n"
-            "vars(x)['_exit_callbacks'] = lst\nx.__dict__['_exit_callbacks'] = lst\n"
-            "x.callback(len, 'a')\nraise ValueError(len(lst))",
-            "runtime",
-            "0",
+        "ExitStack's callbacks replaced through vars (a copy that writes through checks)": (
+            Refusal(
+                "import contextlib\nclass X(contextlib.ExitStack):\n    pass\nx = X()\nlst = []\n"
+                "vars(x)['_exit_callbacks'] = lst",
+                "policy",
+                "writing attribute '_exit_callbacks' of X is not allowed: it is private state of "
+                "_BaseExitStack",
+            )
         ),
         "enum's _simple keyword, sharing Enum's member maps": Refusal(
             "import enum\nclass E(enum.Enum, _simple=True):\n    pass",
@@ -1897,13 +1899,11 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "policy",
             "writing attribute '_push_cm_exit' of dataclass S is not allowed",
         ),
-        "Template's pattern written through vars(), which is a copy": Refusal(
-            PLANTED + "class T(string.Template):\n    pass\nt = T('$a')\n"
-            "vars(t)['pattern'] = h\nt.substitute(a=1)\nassert not box, 'planted'\n"
-            "t.__dict__['pattern'] = h\nt.substitute(a=1)\nassert not box, 'planted'\n"
-            "raise KeyError(t.substitute(a=2))",
-            "runtime",
-            "'2'",
+        "Template's pattern written through vars(), whose writes are checked": Refusal(
+            PLANTED + "class T(string.Template):\n    pass\nt = T('$a')\nvars(t).update(pattern=h)",
+            "policy",
+            "writing attribute 'pattern' of a T object is not allowed: it would answer in place "
+            "of Template.pattern",
         ),
         "object.__setattr__ on a class (past the type's caches and the class write checks)": (
             Refusal(
@@ -2707,6 +2707,25 @@ REENTRANT: dict[str, tuple[str, object]] = {
         "Decimal('1.5').__format__('.0f', o)",
         "2",
     ),
+    "bytearray of an object whose __index__ refuses and whose iterator deletes its front": (
+        "class B(bytearray):\n    def __init__(self, src):\n        made.append(self)\n"
+        "        super().__init__(src)\nmade = []\nclass X:\n    def __index__(self):\n"
+        "        raise TypeError('no')\n    def __iter__(self):\n        done = False\n"
+        "        for i in range(3000):\n            if not done and len(made[0]) == 1000:\n"
+        "                del made[0][:400]\n                done = True\n"
+        "            yield 0x41\njunk = [bytes(1000) for _ in range(50)]\nB(X())\n"
+        "[len(made[0]), sum(1 for j in junk if j.count(0x41))]",
+        [3000, 0],
+    ),
+    "ZoneInfo.utcoffset of a bytes subclass posing as a datetime": (
+        "import zoneinfo, datetime\nz = zoneinfo.ZoneInfo('America/New_York')\nclass D(bytes):\n"
+        "    def toordinal(self):\n        return 738000\n    hour = minute = second = 0\n"
+        "out = []\nfor f in (0, 3, 40, 255):\n    d = D(bytes([0, 0, 0, f]) + bytes(20))\n"
+        "    for lookup in (z.utcoffset, z.dst, z.tzname):\n        try:\n"
+        "            lookup(d)\n        except TypeError as e:\n            out.append(str(e))\n"
+        "[len(out), out[0], str(z.utcoffset(None)), z.tzname(datetime.datetime(2020, 1, 1))]",
+        [12, "utcoffset() argument 1 must be datetime.datetime or None, not D", "None", "EST"],
+    ),
     "property.getter(None), many times over (gh-115618)": (
         "def f(self):\n    'doc of f'\n    return 1\ndef s(self, v):\n    pass\n"
         "g = property().getter\nfor i in range(100_000):\n    g(None)\n"
@@ -2963,7 +2982,7 @@ async def test_a_lying_key_never_answers_for_exact_text_in_a_shared_cache(fab: F
         "def lying(text, twin):\n    s = S(text)\n    s.twin = twin\n    return s\n"
         "class F(int):\n    def __hash__(self):\n        return 0\n"
         "    def __eq__(self, other):\n        return True\n"
-        "time.strptime('30', lying('%M', '%H'))\nre.compile(lying('a b', 'a b'), F(64))\n"
+        "time.strptime('30', lying('%M', '%H'))\nre.compile('a b', F(64))\n"
         "re.sub(r'(b)', lying(r'X\\1', r'<\\1>'), 'abc')\nstruct.pack(lying('>I', '<I'), 1)\n"
         "import enum\nclass G(enum.IntFlag):\n    V = 64\n    def __hash__(self):\n"
         "        return 0\n    def __eq__(self, other):\n        return True\n"

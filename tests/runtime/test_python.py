@@ -321,6 +321,18 @@ CASES: dict[str, str] = {
         "p, q = P(), Q()\ntry:\n    p.y\nexcept AttributeError as e:\n    m = str(e)\n"
         "[p.x, q.x, m, 'x' in seen, type(p).__name__]"
     ),
+    "__dict__ written in place on subclasses of classes from outside": (
+        "import collections, json, random, string\nclass U(collections.ChainMap):\n"
+        "    def __init__(self, *a, **kw):\n        super().__init__(dict(*a, **kw))\n"
+        "        self.__dict__['tag'] = 't'\nclass E(json.JSONEncoder):\n"
+        "    def __init__(self, **kw):\n        super().__init__(**kw)\n"
+        "        vars(self).update(extra=5)\nclass R(random.Random):\n"
+        "    def setup(self, **kw):\n        self.__dict__.update(kw)\n"
+        "        self.__dict__.setdefault('m', 4)\n        del self.__dict__['n']\n"
+        "r = R(1)\nr.setup(n=3)\nclass T(string.Template):\n    delimiter = '%'\n"
+        "t = T('%a')\nt.__dict__['note'] = 1\n"
+        "[U(a=1).tag, E().extra, r.m, hasattr(r, 'n'), t.note, t.substitute(a=2)]"
+    ),
     "__dict__ written in place on subclasses of ABC and Exception": (
         "import abc\nclass A(abc.ABC):\n    def __init__(self, **kw):\n"
         "        self.__dict__.update(kw)\nclass E(Exception):\n    def __init__(self, **kw):\n"
@@ -332,6 +344,12 @@ CASES: dict[str, str] = {
         "with decimal.localcontext(c) as d:\n    p = d.prec\n"
         "[p, c.traps[decimal.InvalidOperation], c.flags[decimal.DivisionByZero], c.prec, "
         "format(decimal.Decimal('1234.5678'), ',.2f'), f'{decimal.Decimal(2.5):.0f}']"
+    ),
+    "a property over a cached method": (
+        "import functools\nclass C:\n    def __init__(self, v):\n        self.v = v\n"
+        "    @property\n    @functools.cache\n    def sq(self):\n        return self.v * self.v\n"
+        "    @property\n    @functools.lru_cache(maxsize=8)\n    def cube(self):\n"
+        "        return self.v ** 3\n[C(2).sq, C(3).cube, property().getter.__name__]"
     ),
     "Decimal comparisons with other numbers": (
         "from decimal import Decimal as D\nfrom fractions import Fraction as F\n"
