@@ -1115,23 +1115,34 @@ def dumps(obj: Any, *, cls: Any = None, default: Any = None, **options: Any) -> 
     return json.dumps(obj, cls=encoder, default=default, **options)
 
 
-def exact(value: Any) -> Any:
-    """``value`` as exact ``str``, ``bytes`` or ``int`` where it is a subclass of one (a member
-    of an enum from outside as it is): the standard library keys caches shared by the worker
-    on what it is given (re's compiled patterns, struct's formats, strptime's regexes), and a
-    subclass's ``__hash__`` and ``__eq__`` would answer for every later exact lookup."""
+def exact_text(value: Any, what: str) -> Any:
+    """``value`` as exact ``str`` or ``bytes``, or a TypeError naming ``what``: the standard
+    library keys caches shared by the worker on what it is given (re's compiled patterns,
+    struct's formats, strptime's regexes) and hands its own tables to the text's methods
+    (``translate``), where a subclass's ``__hash__``, ``__eq__`` and methods, or an object
+    answering ``str`` for its ``__class__``, would answer for every later caller."""
     kind = type(value)
-    if kind is str or kind is bytes or kind is int:
+    if kind is str or kind is bytes:
         return value
-    if isinstance(kind, enum.EnumType) and not ADOPTION.owns(value):
-        return value  # re.I | re.M: enum's own methods hash and compare it
     if issubclass(kind, str):  # never isinstance: a __class__ could answer it
         return str.__str__(value)
     if issubclass(kind, bytes):
         return bytes.__getitem__(value, slice(None))
-    if issubclass(kind, int) and kind is not bool:
+    raise TypeError(f"{what} must be a str or bytes object, not {kind.__name__}")
+
+
+def exact_int(value: Any, what: str) -> Any:
+    """``value`` as an exact ``int`` (a member of an enum from outside, such as ``re.I | re.M``,
+    as it is: enum's own methods hash and compare it), or a TypeError naming ``what``."""
+    kind = type(value)
+    if kind is int:
+        return value
+    outside_enum = issubclass(type(kind), enum.EnumType) and not ADOPTION.owns(value)
+    if outside_enum and issubclass(kind, int):
+        return value
+    if issubclass(kind, int):
         return int.__int__(value)
-    return value
+    raise TypeError(f"{what} must be an int, not {kind.__name__}")
 
 
 _real_escape = re.escape
@@ -1140,7 +1151,7 @@ _real_escape = re.escape
 def _escape(pattern: Any) -> Any:
     """``re.escape`` of exact text: it hands re's own translation table to the pattern's
     ``translate``, which a ``str`` subclass could keep and change for every later caller."""
-    return _real_escape(exact(pattern))
+    return _real_escape(exact_text(pattern, "re.escape()'s pattern"))
 
 
 _real_compile = re._compile  # type: ignore[attr-defined]
@@ -1149,12 +1160,14 @@ _real_compile_repl = re._compile_repl  # type: ignore[attr-defined]
 
 def _re_compile(pattern: Any, flags: Any) -> Any:
     """What every function of re compiles through, on exact text and flags (its cache)."""
-    return _real_compile(exact(pattern), exact(flags))
+    if type(pattern) is not re.Pattern:
+        pattern = exact_text(pattern, "a pattern")
+    return _real_compile(pattern, exact_int(flags, "flags"))
 
 
 def _re_compile_repl(repl: Any, pattern: Any) -> Any:
     """What ``sub`` and ``subn`` parse a replacement template with, on exact text (cached)."""
-    return _real_compile_repl(exact(repl), pattern)
+    return _real_compile_repl(exact_text(repl, "a replacement"), pattern)
 
 
 _real_strptime = _strptime._strptime
@@ -1162,29 +1175,32 @@ _real_strptime = _strptime._strptime
 
 def _exact_strptime(data_string: Any, format: Any = "%a %b %d %H:%M:%S %Y") -> Any:
     """``time.strptime`` and ``datetime.strptime``'s parser, on exact text (its regex cache)."""
-    return _real_strptime(exact(data_string), exact(format))
+    return _real_strptime(
+        exact_text(data_string, "strptime() argument 1"),
+        exact_text(format, "strptime() argument 2"),
+    )
 
 
 def _struct_functions() -> dict[tuple[str, str], Any]:
     """struct's functions, given an exact format (struct caches what it compiles by it)."""
 
     def pack(format: Any, /, *values: Any) -> bytes:
-        return struct.pack(exact(format), *values)
+        return struct.pack(exact_text(format, "Struct() argument 1"), *values)
 
     def unpack(format: Any, buffer: Any, /) -> tuple[Any, ...]:
-        return struct.unpack(exact(format), buffer)
+        return struct.unpack(exact_text(format, "Struct() argument 1"), buffer)
 
     def calcsize(format: Any, /) -> int:
-        return struct.calcsize(exact(format))
+        return struct.calcsize(exact_text(format, "Struct() argument 1"))
 
     def iter_unpack(format: Any, buffer: Any, /) -> Any:
-        return struct.iter_unpack(exact(format), buffer)
+        return struct.iter_unpack(exact_text(format, "Struct() argument 1"), buffer)
 
     def pack_into(format: Any, buffer: Any, offset: Any, /, *values: Any) -> None:
-        struct.pack_into(exact(format), buffer, offset, *values)
+        struct.pack_into(exact_text(format, "Struct() argument 1"), buffer, offset, *values)
 
     def unpack_from(format: Any, /, buffer: Any, offset: Any = 0) -> tuple[Any, ...]:
-        return struct.unpack_from(exact(format), buffer, offset)
+        return struct.unpack_from(exact_text(format, "Struct() argument 1"), buffer, offset)
 
     made = (pack, unpack, calcsize, iter_unpack, pack_into, unpack_from)
     for function in made:
@@ -1225,7 +1241,7 @@ _real_munge = textwrap.TextWrapper._munge_whitespace
 def _munge_whitespace(self: Any, text: Any) -> Any:
     """``TextWrapper``'s first step, on exact text: it hands the class's translation table,
     shared by every wrapper in the worker, to the text's ``translate``."""
-    return _real_munge(self, exact(text))
+    return _real_munge(self, exact_text(text, "the text to wrap"))
 
 
 _real_flag_missing = vars(enum.Flag)["_missing_"].__func__

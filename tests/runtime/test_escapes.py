@@ -1975,6 +1975,33 @@ FAMILIES: dict[str, dict[str, Refusal]] = {
             "runtime",
             "value of type int",
         ),
+        "TextWrapper handing its shared table to an object that is not text": Refusal(
+            "import textwrap\nclass P:\n    def expandtabs(self, tabsize=8):\n        return self\n"
+            "    def translate(self, table):\n        return 'x'\ntextwrap.wrap(P())",
+            "runtime",
+            "the text to wrap must be a str or bytes object, not P",
+        ),
+        "re.escape handing its table to an object answering str for its __class__": Refusal(
+            "import re\nclass P:\n    def __getattribute__(self, name):\n"
+            "        return str if name == '__class__' else object.__getattribute__(self, name)\n"
+            "    def translate(self, table):\n        return 'x'\nre.escape(P())",
+            "runtime",
+            "re.escape()'s pattern must be a str or bytes object, not P",
+        ),
+        "re's cache keyed on flags that compare equal to anything": Refusal(
+            "import re\nclass P:\n    def __hash__(self):\n        return 0\n"
+            "    def __eq__(self, other):\n        return True\n    def __and__(self, other):\n"
+            "        return 0\n    __rand__ = __and__\nre.compile('secret.x', P())",
+            "runtime",
+            "flags must be an int, not P",
+        ),
+        "an object equal to str posing as a builtin data class override": Refusal(
+            PLANTED + "h.__class__\nclass Q:\n    def __hash__(self):\n        return hash(str)\n"
+            "    def __eq__(self, other):\n        return True\nq = Q()\nq.sub = box.__setitem__\n"
+            "class T(string.Template):\n    pass\nT.pattern = q",
+            "policy",
+            "T.pattern = a Q is not allowed",
+        ),
         "copy's recipe answering a shared object to set its state": Refusal(
             "import copy, uuid\nclass R:\n    def __reduce_ex__(self, proto):\n"
             "        return (lambda: uuid.NAMESPACE_DNS, (), {'int': 7, 'is_safe': None})\n"
