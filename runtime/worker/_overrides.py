@@ -27,7 +27,7 @@ from typing import Any
 
 from runtime.worker._errors import PolicyError
 from runtime.worker._policy import FILENAME
-from runtime.worker._repairs import REPAIRED_METHODS
+from runtime.worker._repairs import PROPERTY_PARTS, REPAIRED_METHODS
 from runtime.worker._values import STANDS_FOR_SNIPPET, wrapped
 
 MRO: Callable[[type], tuple[type, ...]] = vars(type)["__mro__"].__get__
@@ -37,7 +37,6 @@ NAMESPACE: Callable[[type], Any] = vars(type)["__dict__"].__get__
 LEAVES = frozenset({str, int, float, bool, type(None), bytes, complex})
 """Values without attributes of their own worth calling."""
 
-_ACCESSORS = tuple(vars(property)[name].__get__ for name in ("fget", "fset", "fdel"))
 _SCALARS = (int, float, complex, str, bytes)
 """Data an outside attribute may be overridden with (an outside subclass too: ``re.I``)."""
 _DATA_CLASSES = frozenset({str, int, float, complex, bool, bytes, list, tuple, dict, set})
@@ -65,9 +64,8 @@ def own_function(value: Any) -> bool:
 
 def own_accessors(value: Any) -> bool:
     """Every accessor of the property ``value`` is ``None`` or the snippet's own function."""
-    return all(
-        accessor is None or own_function(accessor) for accessor in (a(value) for a in _ACCESSORS)
-    )
+    parts = [read(value) for read in PROPERTY_PARTS]
+    return all(part is None or own_function(part) for part in parts)
 
 
 def _override(value: Any, defined: Callable[[type], bool], depth: int = 0) -> bool:

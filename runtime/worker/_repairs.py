@@ -1580,13 +1580,18 @@ release a reference to ``None`` they do not own; repeated, ``None`` is freed (a 
 
 _ACCESSORS = ("getter", "setter", "deleter")
 _ACCESSED = ("fget", "fset", "fdel")
+PROPERTY_PARTS: tuple[Callable[[Any], Any], ...] = tuple(
+    vars(property)[held].__get__ for held in _ACCESSED
+)
+"""A property's ``fget``, ``fset`` and ``fdel``, read by the type's own members (never a
+subclass's)."""
 
 
 def _copying(name: str, natives: dict[str, Any]) -> Any:
     """``property.<name>`` that never hands CPython ``None``: ``p.getter(None)`` copies ``p``
     keeping its ``fget``, as the fixed CPython does, by whichever accessor holds a function
     to pass (all three ``None``: the copy is made by calling the property's class)."""
-    readers = {held: vars(property)[held].__get__ for held in _ACCESSED}
+    readers = dict(zip(_ACCESSED, PROPERTY_PARTS, strict=True))
     doc_of = vars(property)["__doc__"].__get__
 
     def copy(self: Any, function: Any, /) -> Any:
@@ -1713,21 +1718,25 @@ then writes its status bits into the freed block (an attack pass changed an immu
 _COMPARISONS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
 
 
-def _holding_context(name: str, native: Any) -> Any:
+def _holding_context(name: str) -> Any:
+    """Decimal's method ``name`` holding the current context while CPython's runs: CPython
+    borrows it, then runs the snippet's code (an operand's ``__class__``, an override dict's
+    ``__eq__``), which could free it before CPython uses it (gh-148382)."""
     import decimal
 
+    native = vars(decimal.Decimal)[name]
     current = decimal.getcontext  # a new reference to the thread's current context
 
-    def compare(self: Any, value: Any, /) -> Any:
-        held = current()  # alive until CPython's comparison returns, whatever it ran
+    def held(self: Any, /, *args: Any) -> Any:
+        context = current()  # alive until CPython's method returns, whatever it ran
         try:
-            return native(self, value)
+            return native(self, *args)
         finally:
-            del held
+            del context
 
-    compare.__qualname__, compare.__module__ = f"Decimal.{name}", "decimal"
-    compare.__doc__ = native.__doc__
-    return compare
+    held.__name__, held.__qualname__ = name, f"Decimal.{name}"
+    held.__module__, held.__doc__ = "decimal", native.__doc__
+    return held
 
 
 def repair_decimal_compare() -> None:
@@ -1741,8 +1750,7 @@ def repair_decimal_compare() -> None:
     generic, original = _generic_slot(), _slot(cls).value
     if original == generic:
         return
-    natives = {name: vars(cls)[name] for name in _COMPARISONS}
-    _install(cls, {name: _holding_context(name, natives[name]) for name in _COMPARISONS})
+    _install(cls, {name: _holding_context(name) for name in _COMPARISONS})
     _repoint(cls, _slot, original, generic)
     if _slot(cls).value != generic:
         raise RepairError("Decimal's comparisons are still CPython's")
@@ -1777,24 +1785,6 @@ def _context_getattribute() -> Any:
     return __getattribute__
 
 
-def _format_holding_context() -> Any:
-    import decimal
-
-    native = vars(decimal.Decimal)["__format__"]
-    current = decimal.getcontext
-
-    def __format__(self: Any, *args: Any) -> Any:
-        held = current()  # the override dict's keys run the snippet's __eq__ before CPython
-        try:  # uses the context it borrowed (gh-148382)
-            return native(self, *args)
-        finally:
-            del held
-
-    __format__.__qualname__, __format__.__module__ = "Decimal.__format__", "decimal"
-    __format__.__doc__ = native.__doc__
-    return __format__
-
-
 def repair_decimal_signals() -> None:
     """A context whose signal dicts were read stays alive; ``Decimal.__format__`` holds the
     current context as the comparisons do."""
@@ -1803,7 +1793,7 @@ def repair_decimal_signals() -> None:
     _check_layout()
     _in_python(decimal.Context, "__getattribute__", _GETATTRO, _context_getattribute)
     if type(vars(decimal.Decimal)["__format__"]) is not types.FunctionType:
-        _install(decimal.Decimal, {"__format__": _format_holding_context()})
+        _install(decimal.Decimal, {"__format__": _holding_context("__format__")})
 
 
 ZONE_LOOKUPS = "ZoneInfo.utcoffset, dst and tzname of any object"

@@ -57,6 +57,7 @@ from runtime.worker import _audit, _guards, _values
 from runtime.worker._errors import PolicyError
 from runtime.worker._exact import exact_copy
 from runtime.worker._policy import DENIED_ATTRIBUTES, MAX_NAME, long_name
+from runtime.worker._repairs import PROPERTY_PARTS
 
 
 class Adoption:
@@ -1613,7 +1614,7 @@ def _own_target(value: Any) -> bool:
     if inner is not None:
         return _own_target(inner)
     if type(value) is property:
-        parts = [vars(property)[name].__get__(value) for name in ("fget", "fset", "fdel")]
+        parts = [read(value) for read in PROPERTY_PARTS]
         return all(part is None or ADOPTION.owns(part) for part in parts)
     return bool(ADOPTION.owns(value))
 
